@@ -1,0 +1,40 @@
+# LivePush: the two commands of the README, and the benchmarks.
+#   make run    install what is missing, build in release mode, run the main job
+#   make test   install what is missing, start the private test environment, run every test
+#   make bench  run every benchmark (prints figures; asserts nothing about speed)
+SHELL := /bin/bash
+SWIFT ?= swift
+RELEASE_BIN = .build/release
+
+.PHONY: all bootstrap build run test bench clean
+
+all: build
+
+bootstrap:
+	@tools/bootstrap
+
+build: bootstrap
+	$(SWIFT) build -c release
+
+# The pusher (livepush screen / push) is not built yet, so the main job is the machine check.
+# Without a desktop (no DISPLAY) it runs against the private environment of tools/testenv.
+run: build
+	@if [ -n "$${DISPLAY:-}" ]; then \
+	    $(RELEASE_BIN)/livepush doctor; \
+	else \
+	    echo "make run: no DISPLAY; checking against a private Xvfb, nginx-rtmp and PipeWire (tools/testenv)"; \
+	    tools/testenv run -- $(RELEASE_BIN)/livepush doctor; \
+	fi
+	@echo "make run: screen capture, recording and RTMP push are not built yet; 'livepush doctor' is what runs today."
+
+# Build first, so that a compile error is reported without the environment's noise;
+# tools/testenv stops the environment however the tests end.
+test: bootstrap
+	$(SWIFT) build --build-tests
+	tools/testenv run -- $(SWIFT) test
+
+bench: build
+	@echo "make bench: no benchmarks yet (the first, X11 capture, comes with livepush-capture)."
+
+clean:
+	rm -rf .build

@@ -1,0 +1,66 @@
+// swift-tools-version:6.0
+//
+// LivePush: a Linux screen + microphone broadcaster in two processes.
+// The layout and the role of each target are described in docs/architecture.md.
+import PackageDescription
+
+let package = Package(
+    name: "LivePush",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "livepush", targets: ["livepush"]),
+        .executable(name: "livepush-capture", targets: ["livepush-capture"]),
+    ],
+    targets: [
+        // MARK: C libraries from Debian, found through pkg-config (libyuv ships no .pc file).
+
+        .systemLibrary(
+            name: "CXCB", pkgConfig: "xcb",
+            providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev",
+                              "libxcb-randr0-dev", "libxcb-damage0-dev"])]),
+        .systemLibrary(
+            name: "CPipeWire", pkgConfig: "libpipewire-0.3",
+            providers: [.apt(["libpipewire-0.3-dev"])]),
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavcodec",
+            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev",
+                              "libswscale-dev", "libswresample-dev"])]),
+        .systemLibrary(
+            name: "CYUV",
+            providers: [.apt(["libyuv-dev"])]),
+
+        // MARK: Linux calls that Swift's Glibc module does not expose.
+
+        .target(
+            name: "CLinuxShim",
+            cSettings: [.define("_GNU_SOURCE")]),
+
+        // MARK: Swift modules, one job each.
+
+        .target(name: "CommandLineSupport"),
+        .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
+        .target(name: "ScreenCapture", dependencies: ["CXCB"]),
+        .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
+
+        // MARK: Executables.
+
+        .executableTarget(
+            name: "livepush",
+            dependencies: ["CommandLineSupport", "Media", "ScreenCapture", "AudioCapture"]),
+        .executableTarget(
+            name: "livepush-capture",
+            dependencies: ["CommandLineSupport"]),
+
+        // MARK: Tests. TestSupport finds the environment started by tools/testenv.
+
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
+        .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media"]),
+        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
+        .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["TestSupport", "livepush", "livepush-capture"]),
+    ]
+)

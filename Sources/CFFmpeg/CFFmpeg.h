@@ -1,0 +1,16 @@
+// FFmpeg's libraries as Debian ships them (5.1 on Debian 12): encoders (libavcodec),
+// containers (libavformat), scaling (libswscale) and resampling (libswresample).
+#ifndef LIVEPUSH_CFFMPEG_H
+#define LIVEPUSH_CFFMPEG_H
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/error.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
+#include <libswresample/swresample.h>
+
+// AVERROR() is a function-like macro, which Swift cannot import.
+static inline int CFFmpeg_AVERROR(int posixErrno) { return AVERROR(posixErrno); }
+#endif

@@ -1,0 +1,32 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Output helpers shared by the executables: stdout for results, stderr for diagnostics.
+public enum Terminal {
+    /// Writes `message` and a newline to standard error.
+    public static func printError(_ message: String) {
+        var line = message
+        if !line.hasSuffix("\n") { line += "\n" }
+        var bytes = Array(line.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+
+    /// Exit codes the executables use: 0 success, 1 a failure at run time, 2 a bad command line.
+    public enum ExitCode: Int32 {
+        case success = 0
+        case failure = 1
+        case usage = 2
+    }
+
+    /// Flushes standard output and exits.
+    public static func exit(_ code: ExitCode) -> Never {
+        fflush(nil)
+        Glibc.exit(code.rawValue)
+    }
+}

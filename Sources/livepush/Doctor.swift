@@ -1,0 +1,101 @@
+import AudioCapture
+import CommandLineSupport
+import Media
+import ScreenCapture
+
+/// `livepush doctor`: checks what a broadcast needs on this machine and says what to fix.
+enum Doctor {
+    static let options: [OptionSpec] = [
+        .value("display", valueName: ":N", help: "X display to check (default: $DISPLAY)."),
+        .flag("help", short: "h", help: "Show this help."),
+    ]
+
+    static let usage = """
+        Usage: livepush doctor [--display :N]
+
+        Checks the X display (and its MIT-SHM extension, needed for zero-copy capture),
+        the PipeWire daemon (for the microphone), and the encoders in libavcodec.
+        Exits with 1 when a check fails.
+
+        Options:
+        \(ArgumentParser.optionsHelp(options))
+        """
+
+    static func main(_ arguments: [String]) -> Never {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentParser.parse(arguments, options: options)
+            if let extra = parsed.positionals.first { throw ArgumentError.unexpectedArgument(extra) }
+        } catch {
+            Terminal.printError("livepush doctor: \(error)\n\(usage)")
+            Terminal.exit(.usage)
+        }
+        if parsed.has("help") {
+            print(usage)
+            Terminal.exit(.success)
+        }
+        var failures = 0
+        failures += checkX11(displayName: parsed.value("display"))
+        failures += checkPipeWire()
+        failures += checkEncoders()
+        if failures == 0 {
+            print("All checks passed.")
+            Terminal.exit(.success)
+        }
+        print("\(failures) check\(failures == 1 ? "" : "s") failed.")
+        Terminal.exit(.failure)
+    }
+
+    private static func report(_ ok: Bool, _ subject: String, _ detail: String) -> Int {
+        print("\(ok ? "ok  " : "FAIL") \(subject): \(detail)")
+        return ok ? 0 : 1
+    }
+
+    private static func checkX11(displayName: String?) -> Int {
+        do {
+            let display = try X11Display(displayName: displayName)
+            let screen = "\(display.screenWidth)x\(display.screenHeight) depth \(display.rootDepth)"
+            guard let shm = display.sharedMemoryVersion() else {
+                return report(false, "X11 \(display.name)", "\(screen); no MIT-SHM extension: "
+                    + "capture would copy every frame through the X socket (slow); use a local display")
+            }
+            let zeroCopy = shm.supportsFileDescriptors
+                ? "zero-copy capture available" : "MIT-SHM older than 1.2: no zero-copy capture"
+            return report(shm.supportsFileDescriptors, "X11 \(display.name)", "\(screen), MIT-SHM \(shm), \(zeroCopy)")
+        } catch {
+            return report(false, "X11", error.description)
+        }
+    }
+
+    private static func checkPipeWire() -> Int {
+        do {
+            let info = try PipeWireProbe.serverInfo()
+            return report(true, "PipeWire", "daemon \(info.name) \(info.version), library \(info.libraryVersion)")
+        } catch {
+            return report(false, "PipeWire", error.description)
+        }
+    }
+
+    private static func checkEncoders() -> Int {
+        var failures = 0
+        for encoder in H264EncoderName.allCases {
+            let present = CodecLibrary.hasEncoder(named: encoder.rawValue)
+            switch (encoder, present) {
+            case (.libx264, _):
+                failures += report(present, "H.264 encoder libx264",
+                                   present ? "built into libavcodec" : "missing from libavcodec (install libavcodec59)")
+            case (.libopenh264, true):
+                print("ok   H.264 encoder libopenh264: built into libavcodec (optional)")
+            case (.vaapi, true), (.nvenc, true):
+                print("--   H.264 encoder \(encoder.rawValue): in libavcodec; needs a GPU, probed when a push starts")
+            case (_, false):
+                print("--   H.264 encoder \(encoder.rawValue): not in this libavcodec (optional)")
+            }
+        }
+        let aac = CodecLibrary.hasEncoder(named: "aac")
+        failures += report(aac, "AAC encoder", aac ? "built into libavcodec" : "missing from libavcodec")
+        let versions = CodecLibrary.versions.map { "\($0.library) \($0.version)" }.joined(separator: ", ")
+        print("     FFmpeg libraries: \(versions)")
+        return failures
+    }
+}

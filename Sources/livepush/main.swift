@@ -1,0 +1,53 @@
+// livepush: the pusher's command-line face. Each subcommand lives in its own file.
+import CommandLineSupport
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+let topLevelOptions: [OptionSpec] = [
+    .flag("help", short: "h", help: "Show this help."),
+    .flag("version", help: "Print the version."),
+]
+
+let usage = """
+    livepush \(LivePushVersion.current): broadcast a Linux screen and microphone to RTMP servers and recordings.
+
+    Usage: livepush <command> [options]
+           livepush --help | --version
+
+    Commands:
+      doctor    Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
+
+    Options:
+    \(ArgumentParser.optionsHelp(topLevelOptions))
+
+    Not built yet: screen capture with recording (livepush screen), RTMP push (livepush push).
+    Run 'livepush <command> --help' for a command's options.
+    """
+
+guard let first = arguments.first else {
+    print(usage)
+    Terminal.exit(.usage)
+}
+
+switch first {
+case "doctor":
+    Doctor.main(Array(arguments.dropFirst()))
+case let option where option.hasPrefix("-"):
+    do {
+        let parsed = try ArgumentParser.parse(arguments, options: topLevelOptions)
+        if parsed.has("version") {
+            print("livepush \(LivePushVersion.current)")
+        } else if parsed.has("help") {
+            print(usage)
+        } else {
+            throw ArgumentError.unexpectedArgument(parsed.positionals.first ?? option)
+        }
+        Terminal.exit(.success)
+    } catch {
+        Terminal.printError("livepush: \(error)\nRun 'livepush --help' for usage.")
+        Terminal.exit(.usage)
+    }
+default:
+    Terminal.printError("livepush: unknown command '\(first)'\nRun 'livepush --help' for the commands.")
+    Terminal.exit(.usage)
+}

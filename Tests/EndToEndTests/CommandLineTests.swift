@@ -1,0 +1,68 @@
+import Testing
+import TestSupport
+
+/// The executables, run as a user runs them, with their whole output compared.
+@Suite struct CommandLineTests {
+    let livepush = BuiltProducts.path("livepush")
+    let capture = BuiltProducts.path("livepush-capture")
+
+    @Test func livepushPrintsItsVersion() throws {
+        let result = try ProcessRunner.run(livepush, ["--version"])
+        #expect(result.exitCode == 0)
+        #expect(result.standardOutput == "livepush 0.1.0\n")
+    }
+
+    @Test func livepushHelpListsTheCommands() throws {
+        let result = try ProcessRunner.run(livepush, ["--help"])
+        #expect(result.exitCode == 0)
+        #expect(result.standardOutput == """
+            livepush 0.1.0: broadcast a Linux screen and microphone to RTMP servers and recordings.
+
+            Usage: livepush <command> [options]
+                   livepush --help | --version
+
+            Commands:
+              doctor    Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
+
+            Options:
+              -h, --help     Show this help.
+                  --version  Print the version.
+
+            Not built yet: screen capture with recording (livepush screen), RTMP push (livepush push).
+            Run 'livepush <command> --help' for a command's options.
+
+            """)
+    }
+
+    @Test func livepushMisspelledOptionIsAUsageErrorWithASuggestion() throws {
+        let result = try ProcessRunner.run(livepush, ["--verison"])
+        #expect(result.exitCode == 2)
+        #expect(result.standardOutput == "")
+        #expect(result.standardError == """
+            livepush: unknown option '--verison'; did you mean '--version'?
+            Run 'livepush --help' for usage.
+
+            """)
+    }
+
+    @Test func livepushUnknownCommandIsAUsageError() throws {
+        let result = try ProcessRunner.run(livepush, ["broadcast"])
+        #expect(result.exitCode == 2)
+        #expect(result.standardError == "livepush: unknown command 'broadcast'\nRun 'livepush --help' for the commands.\n")
+    }
+
+    @Test func captureHelperPrintsItsVersionAndHelp() throws {
+        let version = try ProcessRunner.run(capture, ["--version"])
+        #expect(version.exitCode == 0)
+        #expect(version.standardOutput == "livepush-capture 0.1.0\n")
+        let help = try ProcessRunner.run(capture, ["-h"])
+        #expect(help.exitCode == 0)
+        #expect(help.standardOutput.hasPrefix("livepush-capture 0.1.0: the LivePush capture helper.\n"))
+    }
+
+    @Test func captureHelperSaysHonestlyThatCaptureIsNotBuilt() throws {
+        let result = try ProcessRunner.run(capture, [])
+        #expect(result.exitCode == 1)
+        #expect(result.standardError.contains("not built yet"))
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Decodes audio with the real ffmpeg and measures it: what a listener would hear, in numbers.
+public enum AudioAnalysis {
+    public struct DecodeFailed: Error, CustomStringConvertible {
+        public let result: CommandResult
+        public var description: String { "ffmpeg could not decode the audio: \(result)" }
+    }
+
+    /// The first audio stream of `path` (any container ffmpeg reads), mixed to mono 32-bit float at `sampleRateHz`.
+    public static func decodeMono(_ path: String, sampleRateHz: Int = 48000) throws -> [Float] {
+        let rawURL = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("decoded") + ".f32")
+        defer { try? FileManager.default.removeItem(at: rawURL) }
+        let result = try ProcessRunner.run("ffmpeg", [
+            "-nostdin", "-loglevel", "error", "-y", "-i", path, "-map", "0:a:0",
+            "-ac", "1", "-ar", String(sampleRateHz), "-f", "f32le", rawURL.path,
+        ])
+        guard result.exitCode == 0 else { throw DecodeFailed(result: result) }
+        let data = try Data(contentsOf: rawURL)
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    /// The frequency with the most energy in `searchHz`, found with the Goertzel algorithm:
+    /// a 10 Hz scan, then a 0.5 Hz scan around the best bin. Uses at most one second of samples.
+    public static func dominantFrequencyHz(
+        _ samples: [Float], sampleRateHz: Double, searchHz: ClosedRange<Double> = 50...8000
+    ) -> Double {
+        let window = Array(samples.prefix(Int(sampleRateHz)))
+        func best(from low: Double, to high: Double, step: Double) -> Double {
+            var bestHz = low
+            var bestPower = -1.0
+            for hz in stride(from: low, through: high, by: step) {
+                let power = goertzelPower(window, frequencyHz: hz, sampleRateHz: sampleRateHz)
+                if power > bestPower { (bestHz, bestPower) = (hz, power) }
+            }
+            return bestHz
+        }
+        let coarse = best(from: searchHz.lowerBound, to: searchHz.upperBound, step: 10)
+        return best(from: max(searchHz.lowerBound, coarse - 10), to: min(searchHz.upperBound, coarse + 10), step: 0.5)
+    }
+
+    /// Root-mean-square level in dB relative to full scale (a full-scale sine is -3 dBFS); -inf for silence.
+    public static func rmsDbfs(_ samples: [Float]) -> Double {
+        guard !samples.isEmpty else { return -.infinity }
+        let meanSquare = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+        return 10 * log10(meanSquare)
+    }
+
+    private static func goertzelPower(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double) -> Double {
+        let coefficient = 2 * cos(2 * Double.pi * frequencyHz / sampleRateHz)
+        var previous = 0.0, beforePrevious = 0.0
+        for sample in samples {
+            let current = Double(sample) + coefficient * previous - beforePrevious
+            beforePrevious = previous
+            previous = current
+        }
+        return previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+    }
+}

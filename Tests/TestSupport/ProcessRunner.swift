@@ -1,0 +1,117 @@
+import Foundation
+
+/// What a finished command did.
+public struct CommandResult: Sendable, CustomStringConvertible {
+    public let command: [String]
+    public let exitCode: Int32
+    public let standardOutput: String
+    public let standardError: String
+    /// True when the command was still running at its deadline and was killed.
+    public let timedOut: Bool
+
+    public var description: String {
+        "\(command.joined(separator: " ")) exited \(exitCode)\(timedOut ? " (timed out)" : "")\n"
+            + "stdout: \(standardOutput.suffix(2000))\nstderr: \(standardError.suffix(2000))"
+    }
+}
+
+public struct CommandNotFound: Error, CustomStringConvertible {
+    public let name: String
+    public var description: String { "command '\(name)' not found in PATH; run tools/bootstrap" }
+}
+
+/// Runs real programs (our executables, ffmpeg, ffprobe, pw-record) for tests.
+public enum ProcessRunner {
+    /// Runs `executable` (a path, or a name looked up in PATH) and waits at most `timeoutSeconds`;
+    /// a command still running then gets SIGTERM, then SIGKILL.
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        timeoutSeconds: Double = 30
+    ) throws -> CommandResult {
+        let process = try start(executable, arguments, environment: environment)
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        var timedOut = false
+        while process.process.isRunning {
+            if Date() > deadline {
+                timedOut = true
+                process.process.terminate()
+                Thread.sleep(forTimeInterval: 0.5)
+                if process.process.isRunning { kill(process.process.processIdentifier, SIGKILL) }
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return process.finish(timedOut: timedOut)
+    }
+
+    /// Starts a command in the background; `finish` waits for it and collects its output.
+    public static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> RunningCommand {
+        let path = executable.contains("/") ? executable : try which(executable)
+        return try RunningCommand(path: path, arguments: arguments, environment: environment)
+    }
+
+    /// The full path of `name` in PATH.
+    public static func which(_ name: String) throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw CommandNotFound(name: name)
+    }
+}
+
+/// A command started by `ProcessRunner.start`; its output goes to temporary files so that
+/// a chatty command can never block on a full pipe.
+public final class RunningCommand: @unchecked Sendable {
+    let process = Process()
+    private let outputURL: URL
+    private let errorURL: URL
+    private let command: [String]
+
+    init(path: String, arguments: [String], environment: [String: String]) throws {
+        command = [path] + arguments
+        let directory = FileManager.default.temporaryDirectory
+        let name = UniqueName.make("livepush-test-output")
+        outputURL = directory.appendingPathComponent(name + ".out")
+        errorURL = directory.appendingPathComponent(name + ".err")
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        try process.run()
+    }
+
+    public var processIdentifier: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+
+    /// Sends SIGINT, as Ctrl-C would (ffmpeg and pw-record finish their files on it).
+    public func interrupt() { process.interrupt() }
+
+    /// Waits for the command to end and returns what it did.
+    public func finish(timedOut: Bool = false) -> CommandResult {
+        process.waitUntilExit()
+        defer {
+            try? FileManager.default.removeItem(at: outputURL)
+            try? FileManager.default.removeItem(at: errorURL)
+        }
+        let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+        let error = (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
+        return CommandResult(command: command, exitCode: process.terminationStatus,
+                             standardOutput: output, standardError: error, timedOut: timedOut)
+    }
+}
+
+/// The executables this package builds, found beside the test bundle.
+public enum BuiltProducts {
+    public static func path(_ name: String) -> String {
+        let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return testBinary.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// The real test environment started by `tools/testenv` (Xvfb, nginx-rtmp, PipeWire), found
+/// through the variables of its env file, never through hard-coded displays or ports.
+///
+/// Outside CI a test whose part is missing is skipped (`.enabled(if:)`); with
+/// `LIVEPUSH_REQUIRE_ALL=1` (CI) it runs and fails, so a missing server is never a silent skip.
+public enum TestEnvironment {
+    public enum Part: String, CaseIterable, Sendable {
+        case x11
+        case rtmp
+        case pipewire
+
+        /// The variables tools/testenv writes for this part.
+        public var variables: [String] {
+            switch self {
+            case .x11: return ["LIVEPUSH_TEST_DISPLAY", "LIVEPUSH_TEST_SCREEN_SIZE"]
+            case .rtmp: return ["LIVEPUSH_TEST_RTMP_URL", "LIVEPUSH_TEST_RTMP_RECORD_DIR", "LIVEPUSH_TEST_HTTP_PORT"]
+            case .pipewire: return ["XDG_RUNTIME_DIR", "LIVEPUSH_TEST_MIC", "LIVEPUSH_TEST_TONE_HZ"]
+            }
+        }
+    }
+
+    public struct Missing: Error, CustomStringConvertible {
+        public let part: Part
+        public let variable: String
+        public var description: String {
+            "the test environment's \(part.rawValue) part is missing (\(variable) is not set): "
+                + "run the tests with `make test`, or inside `tools/testenv run -- swift test`"
+        }
+    }
+
+    /// True in CI: every part must be there.
+    public static var requireAll: Bool { variable("LIVEPUSH_REQUIRE_ALL") == "1" }
+
+    /// Whether tests of `part` should run: the part is there, or it is required (and its absence fails them).
+    public static func isEnabled(_ part: Part) -> Bool {
+        requireAll || part.variables.allSatisfy { variable($0) != nil }
+    }
+
+    /// The value of one of `part`'s variables, or a `Missing` error that says how to start the environment.
+    public static func value(_ name: String, of part: Part) throws -> String {
+        guard let value = variable(name) else { throw Missing(part: part, variable: name) }
+        return value
+    }
+
+    public static func variable(_ name: String) -> String? {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    // MARK: Typed accessors
+
+    /// The X display of the test Xvfb, as `:12`.
+    public static func display() throws -> String { try value("LIVEPUSH_TEST_DISPLAY", of: .x11) }
+
+    /// The test Xvfb's screen size.
+    public static func screenSize() throws -> (width: Int, height: Int) {
+        let text = try value("LIVEPUSH_TEST_SCREEN_SIZE", of: .x11)
+        let parts = text.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2 else { throw Missing(part: .x11, variable: "LIVEPUSH_TEST_SCREEN_SIZE (bad: \(text))") }
+        return (parts[0], parts[1])
+    }
+
+    /// `rtmp://127.0.0.1:PORT/live/<key>`: nginx relays what is published there to players.
+    public static func liveURL(key: String) throws -> String {
+        try value("LIVEPUSH_TEST_RTMP_URL", of: .rtmp) + "/live/" + key
+    }
+
+    /// `rtmp://127.0.0.1:PORT/record/<key>`: nginx also writes what it receives to `recordedFile(key:)`.
+    public static func recordURL(key: String) throws -> String {
+        try value("LIVEPUSH_TEST_RTMP_URL", of: .rtmp) + "/record/" + key
+    }
+
+    /// The FLV file nginx writes for a stream published to `recordURL(key:)`.
+    public static func recordedFile(key: String) throws -> URL {
+        URL(fileURLWithPath: try value("LIVEPUSH_TEST_RTMP_RECORD_DIR", of: .rtmp)).appendingPathComponent(key + ".flv")
+    }
+
+    /// The node name of the virtual microphone (an Audio/Source playing a tone).
+    public static func microphone() throws -> String { try value("LIVEPUSH_TEST_MIC", of: .pipewire) }
+
+    /// The frequency of the tone the virtual microphone plays.
+    public static func toneHz() throws -> Double {
+        let text = try value("LIVEPUSH_TEST_TONE_HZ", of: .pipewire)
+        guard let hz = Double(text) else { throw Missing(part: .pipewire, variable: "LIVEPUSH_TEST_TONE_HZ (bad: \(text))") }
+        return hz
+    }
+}
+
+/// Names that no other test running at the same time uses: stream keys, groups, windows.
+public enum UniqueName {
+    private static let counter = Counter()
+
+    public static func make(_ prefix: String) -> String {
+        "\(prefix)-\(getpid())-\(counter.next())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    private final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func next() -> Int {
+            lock.lock()
+            defer { lock.unlock() }
+            value += 1
+            return value
+        }
+    }
+}
