@@ -32,14 +32,16 @@ struct RTMPServerTests {
         let url = try TestEnvironment.liveURL(key: key)
         let publisher = try ProcessRunner.start("ffmpeg", [
             "-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30",
-            "-t", "6", "-c:v", "libx264", "-preset", "ultrafast", "-g", "15", "-f", "flv", url,
+            "-t", "10", "-c:v", "libx264", "-preset", "ultrafast", "-g", "15", "-f", "flv", url,
         ])
         defer { publisher.interrupt(); _ = publisher.finish() }
         Thread.sleep(forTimeInterval: 1)
 
+        // A live FLV stream announces no end; without a bound ffprobe waits 5 s for an audio
+        // stream that never comes. The read timeout keeps a dead server from hanging the test.
         let probe = try ProcessRunner.run("ffprobe", [
-            "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height",
-            "-of", "csv=p=0", url,
+            "-v", "error", "-rw_timeout", "5000000", "-analyzeduration", "1000000",
+            "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", url,
         ], timeoutSeconds: 15)
         #expect(probe.exitCode == 0, "\(probe)")
         #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "h264,320,240")
@@ -58,9 +60,10 @@ struct VirtualMicrophoneTests {
             "--target", microphone, "--rate", "48000", "--channels", "1", "--format", "s16", file.path,
         ])
         Thread.sleep(forTimeInterval: 1.2)
+        // pw-record has no duration option; on SIGINT it completes the WAV header and exits with 1.
+        // What it wrote is checked by decoding it.
         recorder.interrupt()
-        let result = recorder.finish()
-        #expect(result.exitCode == 0, "\(result)")
+        _ = recorder.finish()
 
         let samples = try AudioAnalysis.decodeMono(file.path)
         #expect(samples.count >= 36_000, "expected about 1 s at 48 kHz, got \(samples.count) samples")
