@@ -53,6 +53,10 @@ size_t CLinuxShim_CMSG_LEN(size_t payloadBytes) {
     return CMSG_LEN(payloadBytes);
 }
 
+int CLinuxShim_accept_cloexec(int listeningFd) {
+    return accept4(listeningFd, NULL, NULL, SOCK_CLOEXEC);
+}
+
 int CLinuxShim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     struct ucred credentials;
     socklen_t length = sizeof(credentials);

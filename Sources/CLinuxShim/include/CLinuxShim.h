@@ -53,6 +53,11 @@ unsigned char *CLinuxShim_CMSG_DATA(struct cmsghdr *header);
 size_t CLinuxShim_CMSG_SPACE(size_t payloadBytes);
 size_t CLinuxShim_CMSG_LEN(size_t payloadBytes);
 
+// MARK: accept4
+
+/// accept4(2) with SOCK_CLOEXEC, without the peer's address (declared under _GNU_SOURCE only).
+int CLinuxShim_accept_cloexec(int listeningFd);
+
 // MARK: peer credentials
 
 /// getsockopt(SO_PEERCRED) on a connected Unix socket: 0 on success, -1 with errno set.

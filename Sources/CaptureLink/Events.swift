@@ -1,0 +1,50 @@
+/// Who connected: what the helper said in HELLO, checked against the kernel's word for its pid and uid.
+public struct HelperInfo: Equatable, Sendable {
+    public let name: String
+    public let version: String
+    /// From SO_PEERCRED, not from HELLO.
+    public let pid: Int32
+    public let uid: UInt32
+    public let protocolVersion: String
+    public let capabilities: Capabilities
+    public let pixelFormats: [PixelFormat]
+    public let maxWidth: UInt32
+    public let maxHeight: UInt32
+    public let sessionID: UInt64
+}
+
+/// The description of a frame the helper published.
+public struct FrameInfo: Equatable, Sendable {
+    public let slot: UInt32
+    public let format: PixelFormat
+    public let sequence: UInt64
+    public let ptsNs: UInt64
+    public let width: Int
+    public let height: Int
+    public let flags: FrameFlags
+    public let strides: [Int]
+    public let planeOffsets: [Int]
+}
+
+/// What happens on a pusher endpoint, in order, on its link thread.
+public enum CaptureLinkEvent: Sendable {
+    /// A helper said HELLO and got WELCOME.
+    case connected(HelperInfo)
+    /// The helper sent START with its source description (a JSON object).
+    case started(sourceInfo: String)
+    /// A new frame is available: `PusherEndpoint.acquireLatestFrame()` borrows the newest one.
+    case frame(FrameInfo)
+    /// Nothing changed on screen: repeat the last frame.
+    case unchangedFrame(sequence: UInt64, ptsNs: UInt64)
+    case audio(Audio)
+    case paused(reasonCode: UInt32)
+    case resumed
+    /// The helper ended the session with FINISH.
+    case finished(reasonCode: UInt32, text: String)
+    /// The helper went away without FINISH: exited, crashed, hung, or reported an error.
+    case lost(reason: String)
+    /// The helper broke a rule; it got ERROR and was disconnected.
+    case violation(ProtocolViolation)
+    /// A helper was turned away before a session began (busy, version, uid, formats).
+    case rejected(code: ErrorCode, reason: String)
+}

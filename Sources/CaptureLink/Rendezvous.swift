@@ -1,0 +1,152 @@
+import Glibc
+
+/// Where a group's socket lives, and how each side reaches it (SPEC "Rendezvous").
+public struct Rendezvous: Sendable, Equatable {
+    public let group: String
+    /// The directory holding the group sockets: `$XDG_RUNTIME_DIR/livepush`, else `/tmp/livepush-<uid>`.
+    public let directory: String
+
+    public var socketPath: String { directory + "/" + group + ".sock" }
+
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        case invalidGroup(String)
+        case pathTooLong(String)
+        case unsafeDirectory(path: String, reason: String)
+        case groupInUse(group: String, path: String)
+        case system(SystemCallError, path: String)
+        case pusherNotListening(group: String, path: String, waitedMs: Int)
+
+        public var description: String {
+            switch self {
+            case .invalidGroup(let group):
+                return "invalid group name '\(group)': use 1 to 64 of the characters A-Z a-z 0-9 . _ -"
+            case .pathTooLong(let path):
+                return "socket path '\(path)' is longer than the 107 bytes a Unix socket allows; "
+                    + "use a shorter group name or XDG_RUNTIME_DIR"
+            case .unsafeDirectory(let path, let reason):
+                return "refusing to use '\(path)': \(reason)"
+            case .groupInUse(let group, let path):
+                return "another pusher is already listening on group '\(group)' (\(path)); "
+                    + "stop it or choose another group"
+            case .system(let error, let path):
+                return "\(path): \(error)"
+            case .pusherNotListening(let group, let path, let waitedMs):
+                return "no pusher is listening on group '\(group)' (\(path)) after \(waitedMs) ms; "
+                    + "start 'livepush' with the same group first"
+            }
+        }
+    }
+
+    /// The rendezvous of `group` for this user, from `runtimeDirectory` (default: XDG_RUNTIME_DIR).
+    public init(group: String, runtimeDirectory: String? = nil) throws(Failure) {
+        guard Self.isValidGroup(group) else { throw .invalidGroup(group) }
+        self.group = group
+        let base = runtimeDirectory ?? getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
+        if let base, !base.isEmpty {
+            directory = base + "/livepush"
+        } else {
+            directory = "/tmp/livepush-\(getuid())"
+        }
+        guard socketPath.utf8.count < 108 else { throw .pathTooLong(socketPath) }
+    }
+
+    public static func isValidGroup(_ group: String) -> Bool {
+        let allowed = group.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+        return allowed && (1...64).contains(group.utf8.count)
+    }
+
+    // MARK: Pusher side
+
+    /// Creates the private directory if needed, replaces a stale socket from a crashed pusher
+    /// (never a live one), binds and listens. Returns the listening descriptor.
+    func listen() throws(Failure) -> Int32 {
+        try preparePrivateDirectory()
+        if access(socketPath, F_OK) == 0 {
+            if (try? connectOnce()) != nil { throw .groupInUse(group: group, path: socketPath) }
+            unlink(socketPath)
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system(SystemCallError("socket", errno: errno), path: socketPath) }
+        var address = socketAddress()
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else {
+            let error = SystemCallError("bind", errno: errno)
+            close(fd)
+            throw .system(error, path: socketPath)
+        }
+        chmod(socketPath, 0o600)
+        guard Glibc.listen(fd, 4) == 0 else {
+            let error = SystemCallError("listen", errno: errno)
+            close(fd)
+            throw .system(error, path: socketPath)
+        }
+        return fd
+    }
+
+    private func preparePrivateDirectory() throws(Failure) {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw .system(SystemCallError("mkdir", errno: errno), path: directory)
+        }
+        var status = stat()
+        guard lstat(directory, &status) == 0 else { throw .system(SystemCallError("lstat", errno: errno), path: directory) }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw .unsafeDirectory(path: directory, reason: "not a directory") }
+        guard status.st_uid == getuid() else {
+            throw .unsafeDirectory(path: directory, reason: "owned by uid \(status.st_uid), not by this user (\(getuid()))")
+        }
+        guard status.st_mode & 0o077 == 0 else {
+            throw .unsafeDirectory(path: directory, reason: "mode \(String(status.st_mode & 0o777, radix: 8)) lets "
+                + "other users in; it must be 700 (chmod 700 \(directory))")
+        }
+    }
+
+    // MARK: Helper side
+
+    /// Connects once; throws the errno of a failed connect.
+    func connectOnce() throws(SystemCallError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SystemCallError("socket", errno: errno) }
+        var address = socketAddress()
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let error = SystemCallError("connect", errno: errno)
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// Connects, retrying while the pusher is not there yet (100 ms, doubling to 1 s), for at most `retryMs`.
+    func connect(retryMs: Int) throws(Failure) -> Int32 {
+        let started = MonotonicClock.nowNs()
+        var delayMs = 100
+        while true {
+            do {
+                return try connectOnce()
+            } catch {
+                guard error.errno == ENOENT || error.errno == ECONNREFUSED else { throw .system(error, path: socketPath) }
+                let elapsedMs = Int((MonotonicClock.nowNs() - started) / 1_000_000)
+                if elapsedMs >= retryMs { throw .pusherNotListening(group: group, path: socketPath, waitedMs: elapsedMs) }
+                usleep(UInt32(min(delayMs, retryMs - elapsedMs)) * 1000)
+                delayMs = min(delayMs * 2, 1000)
+            }
+        }
+    }
+
+    private func socketAddress() -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { pathBytes in
+            let utf8 = Array(socketPath.utf8)
+            pathBytes.copyBytes(from: utf8)
+            pathBytes[utf8.count] = 0
+        }
+        return address
+    }
+}
