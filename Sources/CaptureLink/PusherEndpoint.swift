@@ -111,7 +111,7 @@ public final class PusherEndpoint: @unchecked Sendable {
                 pollfd(fd: listenDescriptor, events: Int16(POLLIN), revents: 0),
             ]
             if let session { fds.append(pollfd(fd: session.socket.descriptor, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&fds, nfds_t(fds.count), 100)
+            let ready = poll(&fds, nfds_t(fds.count), rejected.isEmpty ? 100 : 20)
             if ready < 0 && errno != EINTR { break }
             if fds[0].revents != 0 {
                 var value: UInt64 = 0
@@ -125,7 +125,9 @@ public final class PusherEndpoint: @unchecked Sendable {
                 active.tick(nowNs: MonotonicClock.nowNs())
                 if active.isClosed { end(&session) }
             }
+            if !rejected.isEmpty { drainRejected() }
         }
+        rejected.removeAll()
         if let active = session {
             active.requestStop(reason: .pusherExiting, text: "the pusher is shutting down")
             active.close()
@@ -134,6 +136,7 @@ public final class PusherEndpoint: @unchecked Sendable {
     }
 
     private func end(_ session: inout PusherSession?) {
+        if let ended = session, ended.lingers { linger(ended.socket) }
         session = nil
         current.withLock { $0 = nil }
     }
@@ -158,10 +161,34 @@ public final class PusherEndpoint: @unchecked Sendable {
         current.withLock { $0 = newSession }
     }
 
-    fileprivate func reject(_ socket: SeqPacketSocket, _ code: ErrorCode, _ text: String) {
+    /// Turns a connection away before its session begins. The socket stays open, its input
+    /// discarded, until the helper closes it or for 500 ms: closing at once could reset the
+    /// connection before the helper has read why (its HELLO would fail with EPIPE).
+    private func reject(_ socket: SeqPacketSocket, _ code: ErrorCode, _ text: String) {
         try? socket.send(Message.reject(Reason(code: code.rawValue, text: text)).encoded())
-        socket.close()
+        shutdown(socket.descriptor, Int32(SHUT_WR))
+        linger(socket)
         handler(.rejected(code: code, reason: text))
+    }
+
+    private func linger(_ socket: SeqPacketSocket) {
+        rejected.append((socket, MonotonicClock.nowNs() + 500_000_000))
+    }
+
+    /// Connections turned away or ended by a violation, kept until their helper has read why.
+    private var rejected: [(socket: SeqPacketSocket, closeAtNs: UInt64)] = []
+
+    private func drainRejected() {
+        let nowNs = MonotonicClock.nowNs()
+        rejected.removeAll { entry in
+            while true {
+                switch try? entry.socket.receive(blocking: false) {
+                case .datagram(_, let descriptors, _, _): closeAll(descriptors)
+                case .wouldBlock: return nowNs >= entry.closeAtNs
+                default: return true
+                }
+            }
+        }
     }
 
     fileprivate func report(_ event: CaptureLinkEvent) { handler(event) }
@@ -221,14 +248,23 @@ final class PusherSession: @unchecked Sendable {
         stopDeadlineNs.store(MonotonicClock.nowNs() + 1_000_000_000, ordering: .relaxed)
     }
 
+    /// True when the session ended by sending the helper a reason (ERROR, REJECT): the
+    /// endpoint then keeps the socket open briefly so that the helper can read it.
+    private(set) var lingers = false
+
     /// Closes the connection. Borrowed frames keep the ring mapped until they are released.
-    func close() {
+    func close(lingering: Bool = false) {
         state = .closed
         slots.withLock {
             $0.closed = true
             $0.latest = nil
         }
-        socket.close()
+        if lingering {
+            lingers = true
+            shutdown(socket.descriptor, Int32(SHUT_WR))
+        } else {
+            socket.close()
+        }
     }
 
     // MARK: Timers
@@ -246,7 +282,7 @@ final class PusherSession: @unchecked Sendable {
         if silentMs >= UInt64(config.peerTimeoutMs) {
             let text = "no message for \(silentMs) ms (limit \(config.peerTimeoutMs) ms)"
             send(.error(Reason(code: ErrorCode.timeout.rawValue, text: text)))
-            close()
+            close(lingering: true)
             endpoint.report(.lost(reason: "helper hung: \(text)"))
             return
         }
@@ -305,7 +341,7 @@ final class PusherSession: @unchecked Sendable {
 
     private func violation(_ violation: ProtocolViolation) {
         send(.error(Reason(code: violation.code.rawValue, text: violation.detail)))
-        close()
+        close(lingering: true)
         endpoint.report(.violation(violation))
     }
 
@@ -423,7 +459,7 @@ final class PusherSession: @unchecked Sendable {
     /// REJECT during the handshake: the helper hears why, the endpoint reports it, the session ends.
     private func refuse(_ code: ErrorCode, _ text: String) {
         send(.reject(Reason(code: code.rawValue, text: text)))
-        close()
+        close(lingering: true)
         endpoint.report(.rejected(code: code, reason: text))
     }
 

@@ -105,7 +105,13 @@ final class SeqPacketSocket: @unchecked Sendable {
         }
         if count < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
-            if errno == ECONNRESET { return .endOfStream }
+            if errno == ECONNRESET {
+                // The peer closed with our last message unread. The kernel reports that error
+                // before the messages still queued for us (a REJECT, an ERROR): read those first.
+                let rest = try receive(blocking: false)
+                if case .wouldBlock = rest { return .endOfStream }
+                return rest
+            }
             throw SystemCallError("recvmsg", errno: errno)
         }
         // Collect every descriptor that arrived, whatever happens next, so none leaks.

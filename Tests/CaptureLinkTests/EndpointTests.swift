@@ -1,0 +1,201 @@
+import CaptureLink
+import Foundation
+import Testing
+
+/// The Swift pusher and helper ends talking over a real socket and a real sealed memfd.
+@Suite struct EndpointTests {
+    private func makePusher(_ recorder: EventRecorder, group: String = "test", runtime: String,
+                            maxSize: UInt32 = 640) throws -> PusherEndpoint {
+        var configuration = PusherEndpointConfiguration(group: group)
+        configuration.runtimeDirectory = runtime
+        configuration.maxWidth = maxSize
+        configuration.maxHeight = maxSize
+        return try PusherEndpoint(configuration: configuration) { recorder.record($0) }
+    }
+
+    private func helperConfiguration(group: String = "test", runtime: String) -> HelperEndpointConfiguration {
+        var configuration = HelperEndpointConfiguration(group: group, helperName: "swift-test", helperVersion: "1",
+                                                        pixelFormats: [.bgrx, .nv12], maxWidth: 320, maxHeight: 240)
+        configuration.runtimeDirectory = runtime
+        configuration.connectRetryMs = 2000
+        return configuration
+    }
+
+    /// Fills a BGRx frame with the reference pattern: B = x + y + n, G = n >> 8, R = n.
+    private func drawPattern(_ slot: WritableSlot, width: Int, height: Int, stride: Int, sequence: UInt64) {
+        for y in 0..<height {
+            for x in 0..<width {
+                let offset = y * stride + x * 4
+                slot.bytes[offset] = UInt8(truncatingIfNeeded: UInt64(x + y) + sequence)
+                slot.bytes[offset + 1] = UInt8(truncatingIfNeeded: sequence >> 8)
+                slot.bytes[offset + 2] = UInt8(truncatingIfNeeded: sequence)
+                slot.bytes[offset + 3] = 0xFF
+            }
+        }
+    }
+
+    @Test func helperIsWelcomedWithASealedRingSizedForItsFrames() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        let helper = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        #expect(helper.welcome.maxWidth == 320 && helper.welcome.maxHeight == 240)
+        #expect(helper.welcome.slotCount == 3)
+        #expect(helper.welcome.slotBytes == 307_200)  // 320 x 240 x 4, a multiple of 4096
+        #expect(helper.welcome.ringBytes == 4096 + 3 * 307_200)
+        #expect(helper.welcome.pixelFormats == [.bgrx, .nv12])
+        let event = try #require(recorder.wait { $0.isConnected })
+        guard case .connected(let info) = event else { return }
+        #expect(info.name == "swift-test")
+        #expect(info.pid == getpid())
+        #expect(info.uid == getuid())
+        helper.finish(.user, text: "done")
+        #expect(recorder.wait { $0.finished != nil }?.finished?.1 == "done")
+    }
+
+    @Test func framesArriveIntactAndSlotsComeBack() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        let mismatches = Mutex(0)
+        recorder.onFrame = { info in
+            guard let frame = pusher.acquireLatestFrame() else { return }
+            defer { frame.release() }
+            let n = frame.info.sequence
+            frame.withPlanes { planes in
+                let bytes = planes[0]
+                for y in stride(from: 0, to: info.height, by: 7) {
+                    for x in stride(from: 0, to: info.width, by: 5) {
+                        let offset = y * info.strides[0] + x * 4
+                        if bytes[offset] != UInt8(truncatingIfNeeded: UInt64(x + y) + n)
+                            || bytes[offset + 2] != UInt8(truncatingIfNeeded: n) {
+                            mismatches.withLock { $0 += 1 }
+                        }
+                    }
+                }
+            }
+        }
+        let helper = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        try helper.start(sourceInfo: #"{"source":"test"}"#)
+        let layout = FrameGeometry.packedLayout(.bgrx, width: 320, height: 240)
+        var published = 0
+        for _ in 0..<60 {
+            guard let slot = try helper.acquireSlot() else {
+                _ = try helper.poll(timeoutMs: 5)
+                continue
+            }
+            drawPattern(slot, width: 320, height: 240, stride: Int(layout.strides[0]), sequence: helper.framesPublished + 1)
+            try helper.publish(slot, format: .bgrx, width: 320, height: 240, strides: layout.strides,
+                               planeOffsets: layout.offsets)
+            published += 1
+            _ = try helper.poll(timeoutMs: 2)
+        }
+        #expect(recorder.wait { $0.frame?.sequence == UInt64(published) } != nil)
+        #expect(mismatches.withLock { $0 } == 0)
+        #expect(published >= 55, "only \(published) of 60 frames found a free slot")
+        helper.finish(.user, text: "done")
+        #expect(recorder.wait { $0.finished != nil } != nil)
+        #expect(recorder.all.allSatisfy { $0.violation == nil })
+    }
+
+    @Test func secondHelperIsTurnedAwayAsBusyAndTheFirstGoesOn() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        let first = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        #expect(recorder.wait { $0.isConnected } != nil)
+        #expect(throws: HelperLinkError.rejected(
+            code: 14, text: "group 'test' is busy: helper 'swift-test' (pid \(getpid())) is connected")) {
+            _ = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        }
+        try first.start(sourceInfo: "{}")
+        #expect(recorder.wait { $0.isStarted } != nil)
+        first.finish(.user, text: "done")
+    }
+
+    @Test func pusherServesTheNextHelperAfterOneBreaksTheRules() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        let bad = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        // A FRAME before START breaks the lifecycle.
+        let slot = try #require(try bad.acquireSlot())
+        try bad.publish(slot, format: .bgrx, width: 16, height: 16, strides: [64], planeOffsets: [0])
+        let violation = try #require(recorder.wait { $0.violation != nil }?.violation)
+        #expect(violation == ProtocolViolation(.state, "FRAME is not allowed before START"))
+        #expect(throws: HelperLinkError.pusherError(code: 5, text: "FRAME is not allowed before START")) {
+            _ = try bad.poll(timeoutMs: 1000)
+        }
+
+        let good = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        try good.start(sourceInfo: "{}")
+        #expect(recorder.wait { $0.isStarted } != nil)
+        good.finish(.user, text: "done")
+    }
+
+    @Test func helperThatVanishesIsReportedLostAtOnce() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        var helper: HelperEndpoint? = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        _ = helper
+        #expect(recorder.wait { $0.isConnected } != nil)
+        helper = nil  // deinit sends FINISH: that is a clean end, not a loss
+        #expect(recorder.wait { $0.finished != nil } != nil)
+    }
+
+    @Test func helperStartingFirstConnectsWhenThePusherComes() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let connected = Mutex<HelperEndpoint?>(nil)
+        let configuration = helperConfiguration(runtime: runtime)
+        let thread = Thread { connected.withLock { $0 = try? HelperEndpoint(configuration: configuration) } }
+        thread.start()
+        Thread.sleep(forTimeInterval: 0.4)
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        #expect(recorder.wait { $0.isConnected } != nil)
+    }
+
+    @Test func helperGivesUpNamingTheGroupAndPathWhenNoPusherComes() {
+        let runtime = privateRuntimeDirectory()
+        var configuration = helperConfiguration(group: "nobody-here", runtime: runtime)
+        configuration.connectRetryMs = 300
+        do {
+            _ = try HelperEndpoint(configuration: configuration)
+            Issue.record("connected to nothing")
+        } catch {
+            #expect(error.description.hasPrefix(
+                "no pusher is listening on group 'nobody-here' (\(runtime)/livepush/nobody-here.sock) after "))
+        }
+    }
+
+    @Test func secondPusherOnALiveGroupIsRefusedButAStaleSocketIsReplaced() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        #expect(throws: Rendezvous.Failure.groupInUse(group: "test", path: "\(runtime)/livepush/test.sock")) {
+            _ = try makePusher(recorder, runtime: runtime)
+        }
+        pusher.stop()
+        // A socket file left by a crashed pusher: bound, never listened on.
+        let stale = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = "\(runtime)/livepush/test.sock"
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(stale)
+        let replacement = try makePusher(recorder, runtime: runtime)
+        replacement.stop()
+    }
+}
+
+import Synchronization
