@@ -33,8 +33,10 @@ test: bootstrap
 	$(SWIFT) build --build-tests
 	tools/testenv run -- $(SWIFT) test
 
+# Each benchmark prints one line per case (the median of its runs); the line formats are a
+# contract that tools read (docs/benchmarks.md).
 bench: build
-	@echo "make bench: no benchmarks yet (the first, X11 capture, comes with livepush-capture)."
+	$(RELEASE_BIN)/livepush-bench link --runs 3
 
 clean:
 	rm -rf .build

@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .executable(name: "livepush", targets: ["livepush"]),
         .executable(name: "livepush-capture", targets: ["livepush-capture"]),
+        .executable(name: "livepush-bench", targets: ["livepush-bench"]),
     ],
     targets: [
         // MARK: C libraries from Debian, found through pkg-config (libyuv ships no .pc file).
@@ -47,10 +48,13 @@ let package = Package(
 
         .executableTarget(
             name: "livepush",
-            dependencies: ["CommandLineSupport", "Media", "ScreenCapture", "AudioCapture"]),
+            dependencies: ["CommandLineSupport", "CaptureLink", "Media", "ScreenCapture", "AudioCapture"]),
         .executableTarget(
             name: "livepush-capture",
             dependencies: ["CommandLineSupport"]),
+        .executableTarget(
+            name: "livepush-bench",
+            dependencies: ["CaptureLink", "CommandLineSupport"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 

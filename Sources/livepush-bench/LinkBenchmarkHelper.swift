@@ -1,0 +1,66 @@
+import CaptureLink
+import CommandLineSupport
+import Foundation
+
+/// The helper side of the link benchmark. Like the X11 helper with MIT-SHM, it does not copy
+/// pixels: the X server would write them into the slot; here only a stamp is written.
+enum LinkBenchmarkHelper {
+    static func main(_ arguments: [String]) -> Never {
+        let options: [OptionSpec] = [
+            .value("group", valueName: "NAME", help: ""), .value("runtime", valueName: "DIR", help: ""),
+            .value("size", valueName: "WxH", help: ""), .value("mode", valueName: "MODE", help: ""),
+            .value("seconds", valueName: "N", help: ""),
+        ]
+        guard let parsed = try? ArgumentParser.parse(arguments, options: options),
+              let group = parsed.value("group"), let size = parsed.value("size"),
+              case let parts = size.split(separator: "x").compactMap({ UInt32($0) }), parts.count == 2
+        else {
+            Terminal.printError("livepush-bench link-helper: bad arguments")
+            Terminal.exit(.usage)
+        }
+        let (width, height) = (parts[0], parts[1])
+        let paced = parsed.value("mode") != "max"
+        let seconds = Double(parsed.value("seconds") ?? "10") ?? 10
+        var configuration = HelperEndpointConfiguration(
+            group: group, helperName: "livepush-bench", helperVersion: LivePushVersion.current, pixelFormats: [.bgrx],
+            maxWidth: width, maxHeight: height)
+        configuration.runtimeDirectory = parsed.value("runtime")
+        do {
+            let ioBefore = try ProcessIO.current(pid: getpid())
+            let helper = try HelperEndpoint(configuration: configuration)
+            try helper.start(sourceInfo: #"{"source":"benchmark"}"#)
+            let layout = FrameGeometry.packedLayout(.bgrx, width: width, height: height)
+            let started = MonotonicClock.nowNs()
+            let endNs = started + UInt64(seconds * 1e9)
+            let intervalNs: UInt64 = 1_000_000_000 / 60
+            var nextNs = started
+            while MonotonicClock.nowNs() < endNs {
+                if paced {
+                    nextNs += intervalNs
+                    sleepUntil(nextNs)
+                }
+                if let slot = try helper.acquireSlot() {
+                    slot.bytes.storeBytes(of: helper.framesPublished + 1, as: UInt64.self)
+                    try helper.publish(slot, format: .bgrx, width: width, height: height, strides: layout.strides,
+                                       planeOffsets: layout.offsets)
+                } else if !paced {
+                    _ = try helper.poll(timeoutMs: 1)
+                }
+            }
+            let elapsedS = Double(MonotonicClock.nowNs() - started) / 1e9
+            helper.finish(.user, text: "benchmark done")
+            let ioAfter = try ProcessIO.current(pid: getpid())
+            print("published=\(helper.framesPublished) dropped=\(helper.framesDropped) elapsed_s=\(elapsedS) "
+                + "syscall_bytes=\(ioAfter.total - ioBefore.total)")
+            Terminal.exit(.success)
+        } catch {
+            Terminal.printError("livepush-bench link-helper: \(error)")
+            Terminal.exit(.failure)
+        }
+    }
+
+    static func sleepUntil(_ deadlineNs: UInt64) {
+        var deadline = timespec(tv_sec: Int(deadlineNs / 1_000_000_000), tv_nsec: Int(deadlineNs % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+    }
+}

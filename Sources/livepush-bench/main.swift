@@ -1,0 +1,24 @@
+// livepush-bench: benchmarks that print figures (never pass/fail). `make bench` runs them.
+import CommandLineSupport
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let usage = """
+    Usage: livepush-bench link [--seconds N] [--runs N] [--sizes WxH,...] [--modes 60fps,max]
+           livepush-bench link-helper ...   (the helper process the link benchmark starts)
+
+    link: a helper process sends BGRx frames through Capture Link to a consumer in this
+    process that reads every cache line of every frame. One line per case, the median of --runs:
+      link <W>x<H> mode=<60fps|max> fps=<n> handoff_p50_us=<n> handoff_p99_us=<n> drops=<n> helper_cpu_pct=<n> pusher_cpu_pct=<n>
+    """
+
+switch arguments.first {
+case "link":
+    LinkBenchmark.main(Array(arguments.dropFirst()))
+case "link-helper":
+    LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
+case "-h", "--help":
+    print(usage)
+default:
+    Terminal.printError("livepush-bench: name a benchmark\n\(usage)")
+    Terminal.exit(.usage)
+}
