@@ -43,8 +43,9 @@ public enum CaptureLinkEvent: Sendable {
     case finished(reasonCode: UInt32, text: String)
     /// The helper went away without FINISH: exited, crashed, hung, or reported an error.
     case lost(reason: String)
-    /// The helper broke a rule; it got ERROR and was disconnected.
-    case violation(ProtocolViolation)
+    /// The helper broke a rule; it got ERROR and was disconnected. `message` is the start of
+    /// the offending datagram (at most 64 bytes), empty when the rule is not about one message.
+    case violation(ProtocolViolation, message: [UInt8])
     /// A helper was turned away before a session began (busy, version, uid, formats).
     case rejected(code: ErrorCode, reason: String)
 }

@@ -332,17 +332,17 @@ final class PusherSession: @unchecked Sendable {
                     }
                     try handle(message)
                 } catch {
-                    violation(error)
+                    violation(error, message: Array(socket.receivedBytes(min(count, 64))))
                     return
                 }
             }
         }
     }
 
-    private func violation(_ violation: ProtocolViolation) {
+    private func violation(_ violation: ProtocolViolation, message: [UInt8]) {
         send(.error(Reason(code: violation.code.rawValue, text: violation.detail)))
         close(lingering: true)
-        endpoint.report(.violation(violation))
+        endpoint.report(.violation(violation, message: message))
     }
 
     private func handle(_ message: Message) throws(ProtocolViolation) {

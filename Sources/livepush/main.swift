@@ -15,7 +15,8 @@ let usage = """
            livepush --help | --version
 
     Commands:
-      doctor    Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
+      doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
+      check-helper    Run a capture helper and check it against the Capture Link specification.
 
     Options:
     \(ArgumentParser.optionsHelp(topLevelOptions))
@@ -32,6 +33,8 @@ guard let first = arguments.first else {
 switch first {
 case "doctor":
     Doctor.main(Array(arguments.dropFirst()))
+case "check-helper":
+    CheckHelper.main(Array(arguments.dropFirst()))
 case let option where option.hasPrefix("-"):
     do {
         let parsed = try ArgumentParser.parse(arguments, options: topLevelOptions)

@@ -48,7 +48,7 @@ func privateRuntimeDirectory() -> String {
 extension CaptureLinkEvent {
     var isConnected: Bool { if case .connected = self { return true } else { return false } }
     var isStarted: Bool { if case .started = self { return true } else { return false } }
-    var violation: ProtocolViolation? { if case .violation(let v) = self { return v } else { return nil } }
+    var violation: ProtocolViolation? { if case .violation(let v, _) = self { return v } else { return nil } }
     var frame: FrameInfo? { if case .frame(let info) = self { return info } else { return nil } }
     var lostReason: String? { if case .lost(let reason) = self { return reason } else { return nil } }
     var rejection: (ErrorCode, String)? { if case .rejected(let code, let text) = self { return (code, text) } else { return nil } }

@@ -22,7 +22,8 @@ import TestSupport
                    livepush --help | --version
 
             Commands:
-              doctor    Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
+              doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
+              check-helper    Run a capture helper and check it against the Capture Link specification.
 
             Options:
               -h, --help     Show this help.
