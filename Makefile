@@ -6,7 +6,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: all bootstrap build run test bench clean
+.PHONY: all bootstrap build run test bench fuzz clean
 
 all: build
 
@@ -32,6 +32,13 @@ run: build
 test: bootstrap
 	$(SWIFT) build --build-tests
 	tools/testenv run -- $(SWIFT) test
+	tools/fuzz/run $(FUZZ_SECONDS)
+
+# The Capture Link decoder under libFuzzer + AddressSanitizer; `make test` runs it briefly.
+# A long run: make fuzz FUZZ_SECONDS=3600
+FUZZ_SECONDS ?= 20
+fuzz:
+	tools/fuzz/run $(FUZZ_SECONDS)
 
 # Each benchmark prints one line per case (the median of its runs); the line formats are a
 # contract that tools read (docs/benchmarks.md).
