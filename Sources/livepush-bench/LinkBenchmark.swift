@@ -10,6 +10,7 @@ enum LinkBenchmark {
         .value("runs", valueName: "N", help: "Runs of each case; the median is printed (default 1)."),
         .value("sizes", valueName: "WxH,...", help: "Frame sizes (default 1920x1080,3840x2160)."),
         .value("modes", valueName: "MODE,...", help: "60fps and/or max (default 60fps,max)."),
+        .value("consumer", valueName: "read|hold", help: "read every cache line (default) or only hold each frame."),
     ]
 
     struct Result {
@@ -37,12 +38,14 @@ enum LinkBenchmark {
             return parts.count == 2 ? (parts[0], parts[1]) : nil
         }
         let modes = (parsed.value("modes") ?? "60fps,max").split(separator: ",").map(String.init)
+        let readsPixels = parsed.value("consumer") != "hold"
         for (width, height) in sizes {
             for mode in modes {
                 var results: [Result] = []
                 for _ in 0..<runs {
                     do {
-                        results.append(try runCase(width: width, height: height, mode: mode, seconds: seconds))
+                        results.append(try runCase(width: width, height: height, mode: mode, seconds: seconds,
+                                                   readsPixels: readsPixels))
                     } catch {
                         Terminal.printError("livepush-bench link \(width)x\(height) \(mode): \(error)")
                         Terminal.exit(.failure)
@@ -75,7 +78,9 @@ enum LinkBenchmark {
         let lock = NSLock()
     }
 
-    static func runCase(width: UInt32, height: UInt32, mode: String, seconds: Double) throws -> Result {
+    static func runCase(width: UInt32, height: UInt32, mode: String, seconds: Double, readsPixels: Bool) throws
+        -> Result
+    {
         let runtime = "/tmp/lpb-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         mkdir(runtime, 0o700)
         defer { try? FileManager.default.removeItem(atPath: runtime) }
@@ -95,7 +100,7 @@ enum LinkBenchmark {
                 guard let frame = endpointBox.withLock({ $0 })?.acquireLatestFrame() else { return }
                 let heldNs = MonotonicClock.nowNs()
                 // Read every cache line of the frame, as a converter would.
-                let sum = frame.withPlanes { planes -> UInt64 in
+                let sum = !readsPixels ? 0 : frame.withPlanes { planes -> UInt64 in
                     var sum: UInt64 = 0
                     let plane = planes[0]
                     var offset = 0
