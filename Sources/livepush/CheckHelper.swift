@@ -105,6 +105,7 @@ enum CheckHelper {
         let arguments = command.dropFirst().map { $0 == "{group}" ? group : $0 }
         print("check-helper: running '\(([command[0]] + arguments).joined(separator: " "))' "
             + "for \(formatSeconds(seconds)) on group '\(group)'")
+        fflush(nil)  // before the helper's own output
         let process = Process()
         process.executableURL = URL(fileURLWithPath: resolve(command[0]))
         process.arguments = Array(arguments)
@@ -196,10 +197,10 @@ enum CheckHelper {
             let formats = helper.pixelFormats.map(\.description).joined(separator: " ")
             line(true, "HELLO", "\(helper.name) \(helper.version), Capture Link \(helper.protocolVersion), "
                 + "formats \(formats), max \(helper.maxWidth)x\(helper.maxHeight)")
-        } else if let (code, reason) = seen.rejection {
-            line(false, "HELLO", "refused with \(code.name): \(reason)")
-        } else if let (violation, message) = seen.violation {
-            line(false, "HELLO", "\(violation)\n      message: \(hexDump(message))")
+        } else if let (code, _) = seen.rejection {
+            print("--    HELLO: refused with \(code.name) (below)")
+        } else if seen.violation != nil {
+            print("--    HELLO: not completed (the broken rule is below)")
         } else {
             line(false, "connect", "the helper never completed HELLO (\(seen.lost ?? "it did not connect"))")
         }
@@ -209,49 +210,57 @@ enum CheckHelper {
             .truncated, .badLength, .badMagic, .reserved, .unknownType, .descriptors, .version, .state, .text,
             .badSlot, .slotNotOwned, .sequence, .format, .geometry, .audio, .timeout,
         ]
-        let broken = seen.violation?.0.code ?? (seen.lost?.hasPrefix("helper hung") == true ? .timeout : nil)
+        let hung = seen.lost?.hasPrefix("helper hung") == true
+        let broken = seen.violation?.0.code ?? seen.rejection?.0 ?? (hung ? .timeout : nil)
         for rule in helperRules {
-            if rule == broken {
-                var detail = seen.violation.map { "\($0.0.detail)\n      message: \(hexDump($0.1))" } ?? seen.lost ?? ""
-                if seen.violation == nil { detail = seen.lost ?? detail }
-                line(false, rule.name, detail)
-            } else if rule == .version, let (code, reason) = seen.rejection, code == .version {
-                line(false, rule.name, reason)
-            } else {
+            guard rule == broken else {
                 line(true, rule.name, "no violation")
+                continue
+            }
+            if let (violation, message) = seen.violation {
+                line(false, rule.name, "\(violation.detail)\n      message: \(hexDump(message))")
+            } else if let (_, reason) = seen.rejection {
+                line(false, rule.name, "REJECT: \(reason)")
+            } else {
+                line(false, rule.name, seen.lost ?? "")
             }
         }
 
-        if let info = seen.started {
-            line(true, "START", info.count > 80 ? String(info.prefix(77)) + "..." : info)
-        } else if seen.helper != nil {
-            line(false, "START", "the helper never sent START")
-        }
-        if seen.frames > 0 {
-            let spanS = Double(seen.lastFrameNs - seen.firstFrameNs) / 1e9
-            let fps = spanS > 0 ? Double(seen.frames - 1) / spanS : 0
-            var detail = String(format: "%d frames at %.1f fps, every one valid", seen.frames, fps)
-            if seen.unchangedFrames > 0 { detail += ", \(seen.unchangedFrames) unchanged" }
-            if seen.audioMessages > 0 { detail += ", \(seen.audioMessages) AUDIO messages" }
-            line(true, "frames", detail)
-        } else if seen.helper != nil {
-            line(false, "frames", "no FRAME arrived")
-        }
-        if sessionEndedEarly {
-            if let finished = seen.finished {
-                line(true, "FINISH", "the helper finished on its own (reason \(finished.code): \(finished.text))")
-            } else if let lost = seen.lost, broken != .timeout {
-                line(false, "FINISH", "the session ended without FINISH: \(lost)")
+        // The lifecycle, unless a broken rule already ended the session.
+        if broken != nil {
+            print("--    lifecycle: not checked further; the session ended at the rule above")
+        } else {
+            if let info = seen.started {
+                line(true, "START", info.count > 80 ? String(info.prefix(77)) + "..." : info)
+            } else if seen.helper != nil {
+                line(false, "START", "the helper never sent START")
             }
-        } else if seen.helper != nil {
-            if let ms = stopAnsweredMs {
-                line(true, "STOP", "answered with FINISH in \(ms) ms")
-            } else {
-                line(false, "STOP", "no FINISH within 1 s of STOP")
+            if seen.frames > 0 {
+                let spanS = Double(seen.lastFrameNs - seen.firstFrameNs) / 1e9
+                let fps = spanS > 0 ? Double(seen.frames - 1) / spanS : 0
+                var detail = String(format: "%d frames at %.1f fps, every one valid", seen.frames, fps)
+                if seen.unchangedFrames > 0 { detail += ", \(seen.unchangedFrames) unchanged" }
+                if seen.audioMessages > 0 { detail += ", \(seen.audioMessages) AUDIO messages" }
+                line(true, "frames", detail)
+            } else if seen.helper != nil {
+                line(false, "frames", "no FRAME arrived")
+            }
+            if sessionEndedEarly {
+                if let finished = seen.finished {
+                    line(true, "FINISH", "the helper finished on its own (reason \(finished.code): \(finished.text))")
+                } else if let lost = seen.lost {
+                    line(false, "FINISH", "the session ended without FINISH: \(lost)")
+                }
+            } else if seen.helper != nil {
+                if let ms = stopAnsweredMs {
+                    line(true, "STOP", "answered with FINISH in \(ms) ms")
+                } else {
+                    line(false, "STOP", "no FINISH within 1 s of STOP")
+                }
             }
         }
         if let status = exitStatus {
-            line(status == 0 || seen.violation != nil, "exit", "the helper exited with status \(status)")
+            line(status == 0 || broken != nil, "exit", "the helper exited with status \(status)")
         } else {
             line(false, "exit", "the helper was still running 2 s after the session ended; it was terminated")
         }

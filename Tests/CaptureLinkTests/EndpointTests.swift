@@ -1,3 +1,5 @@
+import Synchronization
+import TestSupport
 import CaptureLink
 import Foundation
 import Testing
@@ -198,4 +200,31 @@ import Testing
     }
 }
 
-import Synchronization
+
+
+/// The pusher refuses a helper of another user (SO_PEERCRED), unless configured to allow it.
+/// The test runs as root and the fixture drops to `nobody` before connecting.
+@Suite(.enabled(if: getuid() == 0 || TestEnvironment.requireAll, "needs root to run a helper as nobody"))
+struct PeerCredentialTests {
+    @Test func helperOfAnotherUserIsRejectedWithPeerUid() throws {
+        #expect(getuid() == 0, "this test must run as root")
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        var configuration = PusherEndpointConfiguration(group: "uid")
+        configuration.runtimeDirectory = runtime
+        let pusher = try PusherEndpoint(configuration: configuration) { recorder.record($0) }
+        defer { pusher.stop() }
+        // Let nobody reach the socket, so that the uid check (not file permissions) is what refuses it.
+        chmod(runtime, 0o755)
+        chmod(runtime + "/livepush", 0o711)
+        chmod(runtime + "/livepush/uid.sock", 0o666)
+        let result = try ProcessRunner.run("python3", [
+            Repository.path("Tests/Fixtures/hostile_helper.py"), "--group", "uid", "--case", "other-uid",
+        ], environment: ["XDG_RUNTIME_DIR": runtime], timeoutSeconds: 20)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.standardOutput.contains("received REJECT code=13 name=PEER_UID"), "\(result)")
+        let rejection = try #require(recorder.wait { $0.rejection != nil }?.rejection)
+        #expect(rejection.0 == .peerUid)
+        #expect(rejection.1.hasPrefix("helper runs as uid 65534 but this pusher runs as uid 0"))
+    }
+}
