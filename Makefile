@@ -47,3 +47,29 @@ bench: build
 
 clean:
 	rm -rf .build
+
+# Install for helper authors and users: the protocol header, its pkg-config file, and the
+# release executables when they are built.
+#   make install [PREFIX=/usr/local] [DESTDIR=/staging]     make uninstall (same variables)
+PREFIX ?= /usr/local
+INSTALL ?= install
+PC_DIR = $(DESTDIR)$(PREFIX)/lib/pkgconfig
+
+install: build
+	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include $(PC_DIR)
+	$(INSTALL) -m 644 protocol/livepush_capture.h $(DESTDIR)$(PREFIX)/include/livepush_capture.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' protocol/livepush-capture.pc.in > $(PC_DIR)/livepush-capture.pc
+	chmod 644 $(PC_DIR)/livepush-capture.pc
+	@for exe in livepush livepush-capture; do \
+	    if [ -x $(RELEASE_BIN)/$$exe ]; then \
+	        $(INSTALL) -d $(DESTDIR)$(PREFIX)/bin && \
+	        $(INSTALL) -m 755 $(RELEASE_BIN)/$$exe $(DESTDIR)$(PREFIX)/bin/$$exe && \
+	        echo "installed $(DESTDIR)$(PREFIX)/bin/$$exe"; \
+	    else \
+	        echo "make install: $(RELEASE_BIN)/$$exe not built; not installed"; \
+	    fi; \
+	done
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/livepush_capture.h $(PC_DIR)/livepush-capture.pc
+	rm -f $(DESTDIR)$(PREFIX)/bin/livepush $(DESTDIR)$(PREFIX)/bin/livepush-capture

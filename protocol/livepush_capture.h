@@ -290,32 +290,38 @@ typedef struct lpc_ring_header {
 
 /* ---------------------------------------------------------------- layout checks */
 
-_Static_assert(sizeof(lpc_header) == 16, "lpc_header");
-_Static_assert(offsetof(lpc_header, payload_bytes) == 8, "lpc_header.payload_bytes");
-_Static_assert(sizeof(lpc_hello) == 80, "lpc_hello");
-_Static_assert(offsetof(lpc_hello, helper_name) == 32, "lpc_hello.helper_name");
-_Static_assert(offsetof(lpc_hello, helper_version) == 64, "lpc_hello.helper_version");
-_Static_assert(sizeof(lpc_start) == 4, "lpc_start");
-_Static_assert(sizeof(lpc_frame) == 64, "lpc_frame");
-_Static_assert(offsetof(lpc_frame, sequence) == 8, "lpc_frame.sequence");
-_Static_assert(offsetof(lpc_frame, pts_ns) == 16, "lpc_frame.pts_ns");
-_Static_assert(offsetof(lpc_frame, stride) == 40, "lpc_frame.stride");
-_Static_assert(offsetof(lpc_frame, plane_offset) == 52, "lpc_frame.plane_offset");
-_Static_assert(sizeof(lpc_audio) == 24, "lpc_audio");
-_Static_assert(offsetof(lpc_audio, pts_ns) == 16, "lpc_audio.pts_ns");
-_Static_assert(sizeof(lpc_pause) == 4, "lpc_pause");
-_Static_assert(sizeof(lpc_reason) == 8, "lpc_reason");
-_Static_assert(sizeof(lpc_heartbeat) == 24, "lpc_heartbeat");
-_Static_assert(sizeof(lpc_welcome) == 72, "lpc_welcome");
-_Static_assert(offsetof(lpc_welcome, session_id) == 8, "lpc_welcome.session_id");
-_Static_assert(offsetof(lpc_welcome, slot_bytes) == 32, "lpc_welcome.slot_bytes");
-_Static_assert(offsetof(lpc_welcome, first_slot_offset) == 40, "lpc_welcome.first_slot_offset");
-_Static_assert(offsetof(lpc_welcome, max_width) == 48, "lpc_welcome.max_width");
-_Static_assert(sizeof(lpc_release) == 16, "lpc_release");
-_Static_assert(sizeof(lpc_config) == 16, "lpc_config");
-_Static_assert(sizeof(lpc_ring_header) == 192, "lpc_ring_header");
-_Static_assert(offsetof(lpc_ring_header, helper_frames_published) == 64, "ring line 1");
-_Static_assert(offsetof(lpc_ring_header, pusher_frames_consumed) == 128, "ring line 2");
+#ifdef __cplusplus
+#define LPC_STATIC_ASSERT(condition, message) static_assert(condition, message)
+#else
+#define LPC_STATIC_ASSERT(condition, message) _Static_assert(condition, message)
+#endif
+
+LPC_STATIC_ASSERT(sizeof(lpc_header) == 16, "lpc_header");
+LPC_STATIC_ASSERT(offsetof(lpc_header, payload_bytes) == 8, "lpc_header.payload_bytes");
+LPC_STATIC_ASSERT(sizeof(lpc_hello) == 80, "lpc_hello");
+LPC_STATIC_ASSERT(offsetof(lpc_hello, helper_name) == 32, "lpc_hello.helper_name");
+LPC_STATIC_ASSERT(offsetof(lpc_hello, helper_version) == 64, "lpc_hello.helper_version");
+LPC_STATIC_ASSERT(sizeof(lpc_start) == 4, "lpc_start");
+LPC_STATIC_ASSERT(sizeof(lpc_frame) == 64, "lpc_frame");
+LPC_STATIC_ASSERT(offsetof(lpc_frame, sequence) == 8, "lpc_frame.sequence");
+LPC_STATIC_ASSERT(offsetof(lpc_frame, pts_ns) == 16, "lpc_frame.pts_ns");
+LPC_STATIC_ASSERT(offsetof(lpc_frame, stride) == 40, "lpc_frame.stride");
+LPC_STATIC_ASSERT(offsetof(lpc_frame, plane_offset) == 52, "lpc_frame.plane_offset");
+LPC_STATIC_ASSERT(sizeof(lpc_audio) == 24, "lpc_audio");
+LPC_STATIC_ASSERT(offsetof(lpc_audio, pts_ns) == 16, "lpc_audio.pts_ns");
+LPC_STATIC_ASSERT(sizeof(lpc_pause) == 4, "lpc_pause");
+LPC_STATIC_ASSERT(sizeof(lpc_reason) == 8, "lpc_reason");
+LPC_STATIC_ASSERT(sizeof(lpc_heartbeat) == 24, "lpc_heartbeat");
+LPC_STATIC_ASSERT(sizeof(lpc_welcome) == 72, "lpc_welcome");
+LPC_STATIC_ASSERT(offsetof(lpc_welcome, session_id) == 8, "lpc_welcome.session_id");
+LPC_STATIC_ASSERT(offsetof(lpc_welcome, slot_bytes) == 32, "lpc_welcome.slot_bytes");
+LPC_STATIC_ASSERT(offsetof(lpc_welcome, first_slot_offset) == 40, "lpc_welcome.first_slot_offset");
+LPC_STATIC_ASSERT(offsetof(lpc_welcome, max_width) == 48, "lpc_welcome.max_width");
+LPC_STATIC_ASSERT(sizeof(lpc_release) == 16, "lpc_release");
+LPC_STATIC_ASSERT(sizeof(lpc_config) == 16, "lpc_config");
+LPC_STATIC_ASSERT(sizeof(lpc_ring_header) == 192, "lpc_ring_header");
+LPC_STATIC_ASSERT(offsetof(lpc_ring_header, helper_frames_published) == 64, "ring line 1");
+LPC_STATIC_ASSERT(offsetof(lpc_ring_header, pusher_frames_consumed) == 128, "ring line 2");
 
 #ifdef __cplusplus
 }

@@ -62,6 +62,12 @@ enum TextField {
         return text
     }
 
+    /// Counted text: UTF-8, bounded, with no NUL byte.
+    static func decodeCounted(_ bytes: [UInt8], field: String, maxBytes: Int) throws(ProtocolViolation) -> String {
+        if let nul = bytes.firstIndex(of: 0) { throw ProtocolViolation(.text, "\(field) holds a NUL byte at \(nul)") }
+        return try decode(bytes, field: field, maxBytes: maxBytes)
+    }
+
     /// A NUL-padded fixed field: the bytes before the first NUL.
     static func decodePadded(_ bytes: [UInt8], field: String) throws(ProtocolViolation) -> String {
         let end = bytes.firstIndex(of: 0) ?? bytes.count

@@ -136,12 +136,13 @@ public final class HelperEndpoint {
             throw .violation(ProtocolViolation(.truncated, "the answer to HELLO was truncated"))
         }
         let message: Message
-        do { message = try Message.decode(socket.receivedBytes(count)) } catch { throw .violation(error) }
+        do {
+            message = try Message.decode(socket.receivedBytes(count), descriptorCount: descriptors.count)
+        } catch {
+            throw .violation(error)
+        }
         switch message {
         case .welcome(let welcome):
-            guard descriptors.count == 1 else {
-                throw .violation(ProtocolViolation(.descriptors, "WELCOME carried \(descriptors.count) descriptors, not 1"))
-            }
             descriptorsToClose = []
             return (welcome, OwnedDescriptor(descriptors[0]))
         case .reject(let reason):
@@ -231,11 +232,15 @@ public final class HelperEndpoint {
                 case .datagram(let count, let descriptors, let truncated, let controlTruncated):
                     closeAll(descriptors)
                     lastReceiveNs = MonotonicClock.nowNs()
-                    guard !truncated, !controlTruncated, descriptors.isEmpty else {
-                        throw .violation(ProtocolViolation(.descriptors, "unexpected descriptors or truncation"))
+                    guard !truncated, !controlTruncated else {
+                        throw .violation(ProtocolViolation(.truncated, "a message from the pusher was truncated"))
                     }
                     let message: Message
-                    do { message = try Message.decode(socket.receivedBytes(count)) } catch { throw .violation(error) }
+                    do {
+                        message = try Message.decode(socket.receivedBytes(count), descriptorCount: descriptors.count)
+                    } catch {
+                        throw .violation(error)
+                    }
                     if let request = try handle(message) { requests.append(request) }
                     continue
                 }

@@ -320,8 +320,11 @@ extension Message {
 // MARK: - Decoding
 
 extension Message {
-    /// Decodes one received datagram, checking framing, sizes, reserved fields and text.
-    public static func decode(_ datagram: UnsafeRawBufferPointer) throws(ProtocolViolation) -> Message {
+    /// Decodes one received datagram, checking framing, descriptors (only WELCOME carries one),
+    /// sizes, reserved fields and text, in the order SPEC §4 gives.
+    public static func decode(_ datagram: UnsafeRawBufferPointer, descriptorCount: Int = 0) throws(ProtocolViolation)
+        -> Message
+    {
         let headerBytes = CaptureLinkProtocol.headerBytes
         guard datagram.count >= headerBytes else {
             throw ProtocolViolation(.badLength, "message is \(datagram.count) bytes, shorter than the \(headerBytes)-byte header")
@@ -343,6 +346,11 @@ extension Message {
         guard let type = MessageType(rawValue: typeCode) else {
             if flags & messageFlagOptional != 0 { return .ignoredOptional(type: typeCode) }
             throw ProtocolViolation(.unknownType, "message type 0x\(hex(typeCode)) is unknown and not marked optional")
+        }
+        let expectedDescriptors = type == .welcome ? 1 : 0
+        guard descriptorCount == expectedDescriptors else {
+            throw ProtocolViolation(.descriptors, "\("\(type)".uppercased()) carried \(descriptorCount) descriptor(s), "
+                + "\(expectedDescriptors) expected")
         }
         let payload = UnsafeRawBufferPointer(rebasing: datagram[headerBytes...])
         return try decodePayload(type, payload)
@@ -369,8 +377,23 @@ extension Message {
 
         switch type {
         case .hello:
-            try requireSize(Hello.payloadBytes)
-            let versionMajor = reader.u16(), versionMinor = reader.u16(), pid = reader.u32()
+            // The major version is read before the size, so that any other major gets a clean
+            // REJECT {VERSION}; a newer minor may append fields (SPEC §14.3).
+            try requireAtLeast(4)
+            let versionMajor = reader.u16(), versionMinor = reader.u16()
+            if versionMajor != CaptureLinkProtocol.versionMajor {
+                var hello = Hello(pid: 0, capabilities: [], pixelFormats: [], maxWidth: 0, maxHeight: 0,
+                                  helperName: "", helperVersion: "")
+                hello.versionMajor = versionMajor
+                hello.versionMinor = versionMinor
+                return .hello(hello)
+            }
+            if versionMinor > CaptureLinkProtocol.versionMinor {
+                try requireAtLeast(Hello.payloadBytes)
+            } else {
+                try requireSize(Hello.payloadBytes)
+            }
+            let pid = reader.u32()
             let capabilityBits = reader.u32(), pixelFormatBits = reader.u32(), audioFormatBits = reader.u32()
             let maxWidth = reader.u32(), maxHeight = reader.u32()
             try requireZero(reader.u32(), "reserved")
@@ -392,7 +415,7 @@ extension Message {
             guard infoBytes == reader.remaining else {
                 throw ProtocolViolation(.badLength, "START.info_bytes is \(infoBytes) but \(reader.remaining) bytes follow")
             }
-            let info = try TextField.decode(reader.raw(infoBytes), field: "START.info",
+            let info = try TextField.decodeCounted(reader.raw(infoBytes), field: "START.info",
                                             maxBytes: CaptureLinkProtocol.startInfoMaxBytes)
             return .start(Start(info: info))
 
@@ -438,7 +461,7 @@ extension Message {
             guard textBytes == reader.remaining else {
                 throw ProtocolViolation(.badLength, "\(name).text_bytes is \(textBytes) but \(reader.remaining) bytes follow")
             }
-            let reason = Reason(code: code, text: try TextField.decode(
+            let reason = Reason(code: code, text: try TextField.decodeCounted(
                 reader.raw(textBytes), field: "\(name).text", maxBytes: CaptureLinkProtocol.textMaxBytes))
             switch type {
             case .finish: return .finish(reason)

@@ -161,8 +161,11 @@ public final class PusherEndpoint: @unchecked Sendable {
         current.withLock { $0 = newSession }
     }
 
+    /// How long a closing pusher drains a connection before closing it (SPEC §4.7, the linger).
+    private let lingerNs: UInt64 = 1_000_000_000
+
     /// Turns a connection away before its session begins. The socket stays open, its input
-    /// discarded, until the helper closes it or for 500 ms: closing at once could reset the
+    /// discarded, until the helper closes it or for the linger (1 s): closing at once could reset the
     /// connection before the helper has read why (its HELLO would fail with EPIPE).
     private func reject(_ socket: SeqPacketSocket, _ code: ErrorCode, _ text: String) {
         try? socket.send(Message.reject(Reason(code: code.rawValue, text: text)).encoded())
@@ -172,7 +175,7 @@ public final class PusherEndpoint: @unchecked Sendable {
     }
 
     private func linger(_ socket: SeqPacketSocket) {
-        rejected.append((socket, MonotonicClock.nowNs() + 500_000_000))
+        rejected.append((socket, MonotonicClock.nowNs() + lingerNs))
     }
 
     /// Connections turned away or ended by a violation, kept until their helper has read why.
@@ -206,6 +209,7 @@ final class PusherSession: @unchecked Sendable {
         var heldByPusher: Set<UInt32> = []
         var borrowCount: [UInt32: Int] = [:]
         var latest: FrameInfo?
+        var framesReceived: UInt64 = 0
         var closed = false
     }
 
@@ -289,7 +293,7 @@ final class PusherSession: @unchecked Sendable {
         if state != .awaitingHello,
            (nowNs &- lastSendNs.load(ordering: .relaxed)) / 1_000_000 >= UInt64(config.heartbeatIntervalMs)
         {
-            let consumed = slots.withLock { $0.latest?.sequence ?? 0 }
+            let consumed = slots.withLock { $0.framesReceived }
             send(.heartbeat(Heartbeat(timeNs: nowNs, framesSent: consumed, framesDropped: 0)))
         }
     }
@@ -311,8 +315,11 @@ final class PusherSession: @unchecked Sendable {
             case .wouldBlock:
                 return
             case .endOfStream:
+                let beforeHello = state == .awaitingHello
                 close()
-                endpoint.report(.lost(reason: "helper closed the connection without FINISH"))
+                // A connection closed before HELLO is a probe (another pusher checking whether
+                // this group is live), not a helper that was lost.
+                if !beforeHello { endpoint.report(.lost(reason: "helper closed the connection without FINISH")) }
                 return
             case .datagram(let count, let descriptors, let truncated, let controlTruncated):
                 lastReceiveNs = MonotonicClock.nowNs()
@@ -325,10 +332,9 @@ final class PusherSession: @unchecked Sendable {
                         throw ProtocolViolation(.truncated, "more descriptors than the "
                             + "\(CaptureLinkProtocol.maxDescriptorsPerMessage) a message may carry")
                     }
-                    let message = try Message.decode(socket.receivedBytes(count))
-                    if !descriptors.isEmpty {
-                        throw ProtocolViolation(.descriptors, "\(message.name) carried \(descriptors.count) "
-                            + "descriptor(s); helpers never send descriptors")
+                    let message = try Message.decode(socket.receivedBytes(count), descriptorCount: descriptors.count)
+                    if case .welcome = message {
+                        throw ProtocolViolation(.state, "WELCOME is the pusher's message; a helper never sends it")
                     }
                     try handle(message)
                 } catch {
@@ -506,6 +512,7 @@ final class PusherSession: @unchecked Sendable {
             let previous = slots.latest
             slots.heldByPusher.insert(frame.slot)
             slots.latest = info
+            slots.framesReceived += 1
             guard let previous, slots.borrowCount[previous.slot, default: 0] == 0 else { return nil }
             slots.heldByPusher.remove(previous.slot)
             return previous

@@ -41,8 +41,9 @@ public struct Rendezvous: Sendable, Equatable {
     public init(group: String, runtimeDirectory: String? = nil) throws(Failure) {
         guard Self.isValidGroup(group) else { throw .invalidGroup(group) }
         self.group = group
+        // An empty or relative XDG_RUNTIME_DIR counts as unset (SPEC §3).
         let base = runtimeDirectory ?? getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
-        if let base, !base.isEmpty {
+        if let base, base.hasPrefix("/") {
             directory = base + "/livepush"
         } else {
             directory = "/tmp/livepush-\(getuid())"
@@ -64,9 +65,16 @@ public struct Rendezvous: Sendable, Equatable {
     /// (never a live one), binds and listens. Returns the listening descriptor.
     func listen() throws(Failure) -> Int32 {
         try preparePrivateDirectory()
-        if access(socketPath, F_OK) == 0 {
-            if (try? connectOnce()) != nil { throw .groupInUse(group: group, path: socketPath) }
-            unlink(socketPath)
+        var existing = stat()
+        if lstat(socketPath, &existing) == 0 {
+            guard existing.st_mode & S_IFMT == S_IFSOCK else {
+                throw .unsafeDirectory(path: socketPath, reason: "it exists and is not a socket; remove it by hand")
+            }
+            if let live = try? connectOnce() {
+                close(live)
+                throw .groupInUse(group: group, path: socketPath)
+            }
+            unlink(socketPath)  // stale: left by a pusher that crashed
         }
         let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system(SystemCallError("socket", errno: errno), path: socketPath) }

@@ -3,10 +3,10 @@ import Testing
 
 /// Malformed datagrams are refused with the rule they break and a detail naming the field.
 @Suite struct HostileDecodingTests {
-    private func decodeResult(_ bytes: [UInt8]) -> Result<Message, ProtocolViolation> {
+    private func decodeResult(_ bytes: [UInt8], descriptors: Int = 0) -> Result<Message, ProtocolViolation> {
         bytes.withUnsafeBytes { buffer in
             do throws(ProtocolViolation) {
-                return .success(try Message.decode(buffer))
+                return .success(try Message.decode(buffer, descriptorCount: descriptors))
             } catch {
                 return .failure(error)
             }
@@ -15,8 +15,8 @@ import Testing
 
     private func decode(_ bytes: [UInt8]) throws -> Message { try decodeResult(bytes).get() }
 
-    private func violation(_ bytes: [UInt8]) -> ProtocolViolation? {
-        if case .failure(let violation) = decodeResult(bytes) { return violation }
+    private func violation(_ bytes: [UInt8], descriptors: Int = 0) -> ProtocolViolation? {
+        if case .failure(let violation) = decodeResult(bytes, descriptors: descriptors) { return violation }
         return nil
     }
 
@@ -61,6 +61,44 @@ import Testing
         #expect(violation(bytes)?.code == .unknownType)
         bytes[6] = 0x01  // LPC_FLAG_OPTIONAL
         #expect(try decode(bytes) == .ignoredOptional(type: 0x30))
+    }
+
+    @Test func helloOfAnotherMajorVersionDecodesFromItsFirstFourBytes() throws {
+        // A 2.x HELLO of any size must get REJECT {VERSION}, not BAD_LENGTH (SPEC 14.3).
+        var bytes: [UInt8] = [0x4C, 0x50, 0x43, 0x4C, 0x01, 0x00, 0x00, 0x00, 0x06, 0, 0, 0, 0, 0, 0, 0]
+        bytes += [0x02, 0x00, 0x07, 0x00, 0xAA, 0xBB]
+        guard case .hello(let hello) = try decode(bytes) else { Issue.record("not a HELLO"); return }
+        #expect(hello.versionMajor == 2 && hello.versionMinor == 7)
+    }
+
+    @Test func helloOfANewerMinorMayBeLonger() throws {
+        var hello = Hello(pid: 1, capabilities: [], pixelFormats: [.bgrx], maxWidth: 8, maxHeight: 8,
+                          helperName: "new", helperVersion: "2")
+        hello.versionMinor = 3
+        var bytes = Message.hello(hello).encoded() + [1, 2, 3, 4]
+        bytes[8] = 84
+        guard case .hello(let decoded) = try decode(bytes) else { Issue.record("not a HELLO"); return }
+        #expect(decoded.helperName == "new" && decoded.versionMinor == 3)
+    }
+
+    @Test func descriptorsAreCheckedBeforeThePayload() {
+        var bytes = heartbeat
+        bytes.removeLast()
+        bytes[8] = 23
+        #expect(violation(bytes, descriptors: 1) == ProtocolViolation(.descriptors, "HEARTBEAT carried 1 descriptor(s), 0 expected"))
+        #expect(violation(Message.resume.encoded(), descriptors: 2)?.code == .descriptors)
+    }
+
+    @Test func unknownOptionalMessageWithADescriptorIsStillIgnored() throws {
+        var bytes = heartbeat
+        bytes[4] = 0x31
+        bytes[6] = 0x01
+        #expect(try decodeResult(bytes, descriptors: 1).get() == .ignoredOptional(type: 0x31))
+    }
+
+    @Test func countedTextWithANulIsRefused() {
+        #expect(violation(Message.finish(Reason(code: 1, text: "a\u{0}b")).encoded())
+            == ProtocolViolation(.text, "FINISH.text holds a NUL byte at 1"))
     }
 
     @Test func textThatIsNotUTF8() {
