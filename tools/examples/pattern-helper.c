@@ -459,24 +459,27 @@ static void finish(struct helper *h, uint32_t reason, const char *text, int stat
     exit(status);
 }
 
-/* The pusher broke a rule (or went silent): tell it with FINISH {ERROR, "NAME: text"}, say the
- * same on stderr, exit 1. FINISH rather than ERROR: the header lists ERROR as a pusher-to-helper
- * message, and FINISH is allowed in every state after HELLO. */
+/* The pusher broke a rule (or went silent): tell it with FINISH {LPC_FINISH_ERROR, text naming
+ * the field and value}, say the same on stderr, exit 1 (SPEC.md §13.3; in 1.0 ERROR is the
+ * pusher's message only). `code` is the lpc_error_code the rule would carry, for the log only;
+ * 0 when no code fits. */
 static void violation(struct helper *h, uint32_t code, const char *fmt, ...) __attribute__((noreturn, format(printf, 3, 4)));
 static void violation(struct helper *h, uint32_t code, const char *fmt, ...)
 {
-    char text[LPC_TEXT_MAX_BYTES + 1], finish_text[LPC_TEXT_MAX_BYTES + 64];
+    char text[LPC_TEXT_MAX_BYTES + 1];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    snprintf(finish_text, sizeof finish_text, "%s: %s", error_name(code), text);
     g_failing = true;
     /* A hung pusher will not close its end: do not wait for it. */
-    if (h->fd >= 0 && send_reason_ok(h, LPC_FINISH, LPC_FINISH_ERROR, finish_text) && code != LPC_ERR_TIMEOUT)
+    if (h->fd >= 0 && send_reason_ok(h, LPC_FINISH, LPC_FINISH_ERROR, text) && code != LPC_ERR_TIMEOUT)
         close_gracefully(h);
     if (code == LPC_ERR_TIMEOUT)
-        fail(h, "%s: it is hung or overloaded; restart the pusher", text);
+        fail(h, "%s: the pusher is hung or overloaded; restart it", text);
+    if (code == 0)
+        fail(h, "the pusher broke the Capture Link protocol: %s; this is a bug in the pusher, "
+                "report it with this line", text);
     fail(h, "the pusher broke the Capture Link protocol (%s): %s; this is a bug in the pusher, "
             "report it with this line", error_name(code), text);
 }
@@ -815,20 +818,16 @@ static void apply_config(struct helper *h, const struct message *m)
     if (c.max_height == 0 || c.max_height > h->welcome.max_height)
         violation(h, LPC_ERR_GEOMETRY, "CONFIG.max_height %" PRIu32 " out of range 1..%" PRIu32,
                   c.max_height, h->welcome.max_height);
+    if (c.fps < 1 || c.fps > 240)
+        violation(h, 0, "CONFIG.fps %" PRIu32 " out of range 1..240", c.fps);
+    if (c.flags & ~(uint32_t)LPC_CONFIG_CURSOR)
+        violation(h, LPC_ERR_RESERVED, "CONFIG.flags 0x%" PRIx32 " has bits other than LPC_CONFIG_CURSOR", c.flags);
     h->config_max_width = c.max_width;
     h->config_max_height = c.max_height;
-    /* CONFIG.flags: LPC_CONFIG_CURSOR asks for a cursor; a pattern has none. */
-    if (!h->fps_explicit) {
-        uint32_t fps = c.fps;
-        if (fps < 1 || fps > 240) {
-            say("warning: the pusher sent CONFIG.fps %" PRIu32 ", outside 1..240; using %u", fps,
-                fps < 1 ? 1u : 240u);
-            fps = fps < 1 ? 1 : 240;
-        }
-        if (fps != h->fps) {
-            h->fps = fps;
-            h->fps_changed = true;
-        }
+    /* LPC_CONFIG_CURSOR asks for the pointer; this helper has none (and was not granted CURSOR). */
+    if (!h->fps_explicit && c.fps != h->fps) {
+        h->fps = c.fps;
+        h->fps_changed = true;
     }
 }
 
@@ -1002,7 +1001,7 @@ static void run(struct helper *h)
             handle_incoming(h);
             now = now_ns();
             if (now - h->last_recv_ns >= h->peer_timeout_ns)
-                violation(h, LPC_ERR_TIMEOUT, "no message from the pusher for %" PRIu64 " ms",
+                violation(h, LPC_ERR_TIMEOUT, "pusher hung: no message for %" PRIu64 " ms",
                           h->peer_timeout_ns / NS_PER_MS);
         }
 
@@ -1056,13 +1055,14 @@ static void socket_path(struct helper *h)
 {
     const char *xdg = getenv("XDG_RUNTIME_DIR");
     int n;
-    if (xdg != NULL && xdg[0] != '\0')
+    if (xdg != NULL && xdg[0] == '/') /* empty or relative counts as unset */
         n = snprintf(h->path, sizeof h->path, "%s/livepush/%s.sock", xdg, h->group);
     else
         n = snprintf(h->path, sizeof h->path, "/tmp/livepush-%u/%s.sock", (unsigned)getuid(), h->group);
     if (n < 0 || (size_t)n >= sizeof h->path)
-        fail(h, "the socket path for group '%s' is longer than %zu bytes; use a shorter XDG_RUNTIME_DIR "
-                "or group name", h->group, sizeof h->path - 1);
+        fail(h, "the socket path for group '%s' (%s/...) is longer than %zu bytes; use a shorter "
+                "XDG_RUNTIME_DIR or group name", h->group, (xdg != NULL && xdg[0] == '/') ? xdg : "/tmp",
+             sizeof h->path - 1);
 }
 
 static void connect_with_retry(struct helper *h)
