@@ -77,8 +77,8 @@ public final class RunningCommand: @unchecked Sendable {
         let name = UniqueName.make("livepush-test-output")
         outputURL = directory.appendingPathComponent(name + ".out")
         errorURL = directory.appendingPathComponent(name + ".err")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
