@@ -31,8 +31,9 @@ run: build
 # tools/testenv stops the environment however the tests end.
 test: bootstrap
 	$(SWIFT) build --build-tests
-	tools/testenv run -- $(SWIFT) test
+	tools/testenv run -- $(SWIFT) test --xunit-output .build/test-results.xml
 	tools/fuzz/run $(FUZZ_SECONDS)
+	@tools/test-summary .build/test-results-swift-testing.xml
 
 # The Capture Link decoder under libFuzzer + AddressSanitizer; `make test` runs it briefly.
 # A long run: make fuzz FUZZ_SECONDS=3600
