@@ -135,7 +135,7 @@ typedef struct lpc_start {
 typedef struct lpc_frame {
     uint32_t slot;             /* index of a slot the helper owns; ownership passes to the pusher */
     uint32_t format;           /* enum lpc_pixel_format, one the pusher accepted */
-    uint64_t sequence;         /* strictly increasing per session, starting at 1 */
+    uint64_t sequence;         /* strictly increasing per session, first >= 1 (1 recommended) */
     uint64_t pts_ns;           /* CLOCK_MONOTONIC capture time, nanoseconds */
     uint32_t width;            /* pixels, 1 .. WELCOME.max_width */
     uint32_t height;           /* pixels, 1 .. WELCOME.max_height */
@@ -191,6 +191,8 @@ typedef struct lpc_heartbeat {
 
 #define LPC_HEARTBEAT_INTERVAL_MS 1000u /* send one when nothing else was sent for this long */
 #define LPC_PEER_TIMEOUT_MS 3000u       /* silence this long means the peer is hung */
+#define LPC_STOP_GRACE_MS 1000u         /* after STOP, the pusher closes if no FINISH came by then */
+#define LPC_LINGER_MS 1000u             /* a closing side drains its socket at most this long */
 
 /* ---------------------------------------------------------------- pusher -> helper */
 
@@ -207,7 +209,7 @@ typedef struct lpc_welcome {
     uint64_t ring_bytes;      /* size of the memfd */
     uint32_t slot_count;      /* LPC_MIN_SLOTS .. LPC_MAX_SLOTS; all start owned by the helper */
     uint32_t pixel_formats;   /* the subset of HELLO's formats the pusher accepts */
-    uint64_t slot_bytes;      /* bytes of each slot; a multiple of 4096 */
+    uint64_t slot_bytes;      /* bytes of each slot: round_up(round_up(max_width*4, 64)*max_height, 4096) */
     uint64_t first_slot_offset; /* slot i starts at first_slot_offset + i * slot_bytes */
     uint32_t max_width;       /* frames may be at most this large */
     uint32_t max_height;

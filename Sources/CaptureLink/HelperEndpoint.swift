@@ -61,6 +61,8 @@ public enum HelperRequest: Equatable, Sendable {
 public struct WritableSlot {
     public let index: UInt32
     public let bytes: UnsafeMutableRawBufferPointer
+    /// Where the slot starts inside the ring's memfd (for xcb_shm_get_image's offset).
+    public let ringOffset: UInt64
 }
 
 /// The helper's end of Capture Link: connects (with bounded retry), says HELLO, maps the ring
@@ -154,6 +156,10 @@ public final class HelperEndpoint {
         }
     }
 
+    /// The ring's memfd, owned by the endpoint: `dup` it before handing it to anything that
+    /// closes what it is given (xcb_shm_attach_fd does).
+    public var ringDescriptor: Int32 { mapping.descriptor.rawValue }
+
     // MARK: Sending
 
     private func send(_ message: Message) throws(HelperLinkError) {
@@ -175,7 +181,7 @@ public final class HelperEndpoint {
             mapping.store(framesDropped, at: RingHeaderField.helperFramesDropped)
             return nil
         }
-        return WritableSlot(index: index, bytes: mapping.slot(index))
+        return WritableSlot(index: index, bytes: mapping.slot(index), ringOffset: mapping.geometry.slotOffset(index))
     }
 
     /// Publishes the frame written into `slot`; the slot belongs to the pusher until it is released.

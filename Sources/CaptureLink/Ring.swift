@@ -3,16 +3,18 @@ import Glibc
 
 /// The geometry of a session's ring (SPEC "The ring"): a 4096-byte header, then
 /// `slotCount` slots of `slotBytes`, each able to hold one frame of the largest size in
-/// any format (4 bytes a pixel at most).
+/// any format (4 bytes a pixel at most, rows padded to 64 bytes).
 public struct RingGeometry: Equatable, Sendable {
     public let slotCount: UInt32
     public let slotBytes: UInt64
     public let firstSlotOffset: UInt64
     public let ringBytes: UInt64
 
+    /// Slots hold the largest packed frame with rows padded to 64 bytes (SPEC §8.4).
     public init(maxWidth: UInt32, maxHeight: UInt32, slotCount: UInt32) {
         precondition((CaptureLinkProtocol.minSlots...CaptureLinkProtocol.maxSlots).contains(slotCount))
-        let frameBytes = UInt64(maxWidth) * UInt64(maxHeight) * 4
+        let paddedRowBytes = (UInt64(maxWidth) * 4 + 63) / 64 * 64
+        let frameBytes = paddedRowBytes * UInt64(maxHeight)
         self.slotCount = slotCount
         slotBytes = (frameBytes + 4095) / 4096 * 4096
         firstSlotOffset = UInt64(CaptureLinkProtocol.ringHeaderBytes)

@@ -41,11 +41,14 @@ public struct SharedMemoryVersion: Equatable, Sendable, CustomStringConvertible 
 public final class X11Display {
     /// The display name that was opened, as `:12`.
     public let name: String
-    public let screenWidth: Int
-    public let screenHeight: Int
+    public private(set) var screenWidth: Int
+    public private(set) var screenHeight: Int
     public let rootDepth: Int
 
-    private let connection: OpaquePointer
+    /// The xcb connection; used by the other X11 types of this module, never exposed.
+    let connection: OpaquePointer
+    /// The root window of the default screen.
+    let root: UInt32
 
     /// Opens `displayName`, or `DISPLAY` when nil.
     public init(displayName: String? = nil) throws(X11Error) {
@@ -71,6 +74,7 @@ public final class X11Display {
         self.screenWidth = Int(screen.pointee.width_in_pixels)
         self.screenHeight = Int(screen.pointee.height_in_pixels)
         self.rootDepth = Int(screen.pointee.root_depth)
+        self.root = screen.pointee.root
     }
 
     deinit {
@@ -92,9 +96,24 @@ public final class X11Display {
             sharedPixmaps: reply.pointee.shared_pixmaps != 0)
     }
 
-    private static func describeConnectionError(_ code: Int32) -> String {
+    /// Nil while the connection works; otherwise why it broke (the server went away, ...).
+    public var connectionError: String? {
+        let code = xcb_connection_has_error(connection)
+        return code == 0 ? nil : Self.describeConnectionError(code)
+    }
+
+    /// Reads the root window's size again (after a resolution change).
+    func refreshScreenSize() {
+        guard let reply = xcb_get_geometry_reply(connection, xcb_get_geometry(connection, root), nil) else { return }
+        defer { free(reply) }
+        screenWidth = Int(reply.pointee.width)
+        screenHeight = Int(reply.pointee.height)
+    }
+
+    static func describeConnectionError(_ code: Int32) -> String {
         switch code {
-        case 1: return "no X server answers there (socket error); check that the display exists and is running"
+        case 1: return "no X server answers there, or it closed the connection (socket error); "
+            + "check that the display exists and is running"
         case 2: return "the server lacks a required extension"
         case 3: return "out of memory"
         case 4: return "a request was longer than the server accepts"

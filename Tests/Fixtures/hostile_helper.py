@@ -21,29 +21,33 @@ for the pusher's answer and prints one line on stdout:
     connection closed without ERROR
     nothing received within <s> s
 
-Exit status: 0 when the pusher answered with the expected code (and, where the rules name
-it, the expected message: REJECT for the handshake refusals, ERROR for everything after
-WELCOME), 1 otherwise, 2 for a bad command line or a case that cannot run here (other-uid
-when not root). Setup failures (no WELCOME, say) print the line for what was received and
-exit 1.
+Exit status: 0 when the pusher answered with the expected code and the expected message
+(REJECT for the refusals of a well-formed HELLO and for PEER_UID, ERROR for everything else,
+protocol/SPEC.md §5.10 and §13.1), 1 otherwise, 2 for a bad command line or a case that
+cannot run here (other-uid when not root). Setup failures (no WELCOME, say) print the line
+for what was received and exit 1.
 
-Choices where the rules leave room (documented in --list too):
-  audio-without-capability expects FORMAT: rule 10 names no code for "AUDIO without the
-    capability", and LPC_ERR_FORMAT is "pixel or audio format not negotiated"; the state
-    (CAPTURING) is one where AUDIO is allowed, so STATE would be wrong.
-  audio-length expects AUDIO (rule 10 "PCM length exact (AUDIO)"), although rule 3's generic
-    "any mismatch -> BAD_LENGTH" could be read to cover it; the datagram's header
-    payload_bytes is honest, only frame_count disagrees with the PCM that follows.
-  hello-wrong-size accepts ERROR or REJECT BAD_LENGTH (a malformed HELLO is both a handshake
-    refusal and a framing violation).
+Expected codes follow protocol/SPEC.md, in particular:
+  audio-without-capability: FORMAT (§5.4, appendix decision 4);
+  audio-length: AUDIO, not BAD_LENGTH (§4.6): the header's payload_bytes is honest, only
+    frame_count disagrees with the PCM that follows;
+  hello-wrong-size, hello-reserved, hello-bad-name: ERROR, not REJECT (§5.10: a malformed
+    HELLO gets ERROR);
+  too-many-descriptors: TRUNCATED, because a receiver's control space holds 4 descriptors
+    (§4.3); a pusher with a larger control buffer would answer DESCRIPTORS instead;
+  slot-not-owned relies on "latest frame wins" (§7.4): the pusher keeps the newest frame, so
+    slot 0 is still borrowed when the second FRAME names it.
+The NONE cases expect no ERROR at all:
   unknown-optional-type sends an unknown type 0x0031 with LPC_FLAG_OPTIONAL while capturing,
-    then a HEARTBEAT, waits 1.5 s, sends FINISH {USER} and shuts its side; success is no
-    ERROR (the pusher closing, or staying quiet, after FINISH). It prints
-    "ignored as expected".
-  other-uid must run as root: it computes the socket path as root (the pusher's uid), then
-    drops to the uid and gid of 'nobody' before connecting. The test harness must make the
-    directory and socket reachable for that uid (e.g. chmod o+x the directory, o+rw the
-    socket) or pass --socket.
+    then a HEARTBEAT, waits 1.5 s, sends FINISH {USER} and shuts its side; it prints
+    "ignored as expected" if no ERROR came (the pusher closing, or staying quiet).
+  helper-sends-error sends ERROR {STATE} after START (a 1.0 helper should send FINISH
+    {ERROR} instead, but a pusher tolerates ERROR after HELLO and ends the session as for
+    that FINISH, §5.14); it prints "ended without ERROR as expected".
+other-uid must run as root: it computes the socket path as root (the pusher's uid), then
+drops to the uid and gid of 'nobody' before connecting. The test harness must make the
+directory and socket reachable for that uid (e.g. chmod o+x the directory, o+rw the socket)
+or pass --socket.
 """
 import argparse
 import array
@@ -66,8 +70,10 @@ HEARTBEAT = 0x40
 WELCOME, REJECT, RELEASE, CONFIG, STOP, ERROR = 0x81, 0x82, 0x83, 0x84, 0x85, 0x86
 FLAG_OPTIONAL = 1
 CAP_AUDIO = 1
+CAP_DAMAGE = 2
 BGRX, NV12 = 1, 5
 S16LE = 1
+FRAME_UNCHANGED = 1
 FRAME_FORMAT_CHANGED = 4
 ERR = dict(BAD_MAGIC=1, BAD_LENGTH=2, UNKNOWN_TYPE=3, VERSION=4, STATE=5, BAD_SLOT=6, SLOT_NOT_OWNED=7,
            SEQUENCE=8, GEOMETRY=9, FORMAT=10, DESCRIPTORS=11, TRUNCATED=12, PEER_UID=13, BUSY=14,
@@ -158,9 +164,9 @@ class Link:
 
     # ---------------------------------------------------------------- valid steps
     def hello(self, major=1, caps=0, audio_formats=0, pixel_formats=(1 << BGRX) | (1 << NV12),
-              max_size=HELLO_MAX, size=80):
-        p = HELLO_S.pack(major, 0, os.getpid(), caps, pixel_formats, audio_formats, max_size[0], max_size[1], 0,
-                         b'hostile-helper', b'1.0.0')
+              max_size=HELLO_MAX, size=80, reserved=0, name=b'hostile-helper'):
+        p = HELLO_S.pack(major, 0, os.getpid(), caps, pixel_formats, audio_formats, max_size[0], max_size[1],
+                         reserved, name, b'1.0.0')
         self.send(HELLO, p[:size] if size <= 80 else p + bytes(size - 80))
 
     def welcome(self, timeout_s=5.0):
@@ -258,10 +264,19 @@ def _(l):
     l.send(HEARTBEAT, struct.pack('<QQQ', mono_ns(), 0, 0), payload_bytes=124)
 
 
-@case('hello-wrong-size', 'BAD_LENGTH', 'connect', 'HELLO with a 79-byte payload (honest payload_bytes)',
-      kinds=('ERROR', 'REJECT'))
+@case('hello-wrong-size', 'BAD_LENGTH', 'connect', 'HELLO with a 79-byte payload (honest payload_bytes)')
 def _(l):
     l.hello(size=79)
+
+
+@case('hello-reserved', 'RESERVED', 'connect', 'HELLO with reserved 1')
+def _(l):
+    l.hello(reserved=1)
+
+
+@case('hello-bad-name', 'TEXT', 'connect', 'HELLO.helper_name holding the byte 0xFF (not UTF-8)')
+def _(l):
+    l.hello(name=b'bad\xffname')
 
 
 @case('hello-zero-max', 'GEOMETRY', 'connect', 'HELLO with max_width 0', kinds=('REJECT',))
@@ -479,6 +494,31 @@ def _(l):
     l.start(info + b' ' * (4097 - len(info)))
 
 
+@case('start-not-object', 'TEXT', 'hello', 'START whose info is the JSON array [] (not an object)')
+def _(l):
+    l.start(b'[]')
+
+
+@case('frame-while-paused', 'STATE', 'start', 'PAUSE {REQUESTED}, then a valid FRAME')
+def _(l):
+    l.send(PAUSE, struct.pack('<I', 3))
+    l.frame()
+
+
+@case('unchanged-malformed', 'GEOMETRY', 'start',
+      'FRAME with LPC_FRAME_UNCHANGED but slot 0 and a geometry (HELLO asks for DAMAGE)',
+      hello=dict(caps=CAP_DAMAGE))
+def _(l):
+    l.frame(flags=FRAME_UNCHANGED)
+
+
+@case('helper-sends-error', 'NONE', 'start',
+      'sends ERROR {STATE} after START: tolerated, the pusher ends the session without ERROR')
+def _(l):
+    text = b'hostile helper sends ERROR'
+    l.send(ERROR, struct.pack('<II', ERR['STATE'], len(text)) + text)
+
+
 @case('hung', 'TIMEOUT', 'start', 'sends nothing after START: the pusher must send ERROR TIMEOUT after ~3 s')
 def _(l):
     pass
@@ -518,6 +558,8 @@ def run_case(c, path, timeout):
         c['action'](l)
         if c['name'] == 'unknown-optional-type':
             return optional_verdict(l, timeout)
+        if c['name'] == 'helper-sends-error':
+            return no_error_verdict(l, timeout)
     except SetupFailed as e:
         line = str(e)
         print(line if line.startswith('received') or line.startswith('connection') else f'setup failed: {line}')
@@ -545,23 +587,39 @@ def run_case(c, path, timeout):
         # RELEASE, HEARTBEAT, CONFIG, STOP...: keep waiting for the verdict
 
 
+def watch(l, seconds):
+    """None (quiet), ('CLOSED',), or (type, payload) of the first ERROR or REJECT."""
+    deadline = time.monotonic() + seconds
+    while True:
+        m = l.next_message(deadline)
+        if m is None or m[0] == 'CLOSED':
+            return m
+        if m[0] == 'GARBAGE':
+            continue
+        type_, payload, fds = m
+        for fd in fds:
+            os.close(fd)
+        if type_ in (ERROR, REJECT):
+            return (type_, payload)
+
+
+def no_error_verdict(l, timeout):
+    """helper-sends-error: the pusher must end the session without answering ERROR."""
+    try:
+        l.sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    m = watch(l, timeout)
+    if m is not None and m[0] != 'CLOSED':
+        print(verdict_line(*m))
+        return 1
+    print('ended without ERROR as expected')
+    return 0
+
+
 def optional_verdict(l, timeout):
     """unknown-optional-type: no ERROR may come, neither for the optional message nor later."""
-    def watch(seconds):
-        deadline = time.monotonic() + seconds
-        while True:
-            m = l.next_message(deadline)
-            if m is None or m[0] == 'CLOSED':
-                return m
-            if m[0] == 'GARBAGE':
-                continue
-            type_, payload, fds = m
-            for fd in fds:
-                os.close(fd)
-            if type_ in (ERROR, REJECT):
-                return (type_, payload)
-
-    m = watch(1.5)
+    m = watch(l, 1.5)
     if m is not None and m[0] == 'CLOSED':
         print('connection closed without ERROR before FINISH: the optional message was not ignored')
         return 1
@@ -574,7 +632,7 @@ def optional_verdict(l, timeout):
         l.sock.shutdown(socket.SHUT_WR)
     except OSError:
         pass
-    m = watch(timeout)
+    m = watch(l, timeout)
     if m is not None and m[0] != 'CLOSED':
         print(verdict_line(*m))
         return 1
@@ -604,8 +662,8 @@ def main():
     if a.socket:
         path = a.socket
     else:
-        xdg = os.environ.get('XDG_RUNTIME_DIR')
-        path = os.path.join(xdg, 'livepush', f'{a.group}.sock') if xdg else f'/tmp/livepush-{os.getuid()}/{a.group}.sock'
+        xdg = os.environ.get('XDG_RUNTIME_DIR', '')  # empty or relative counts as unset
+        path = f'{xdg}/livepush/{a.group}.sock' if xdg.startswith('/') else f'/tmp/livepush-{os.getuid()}/{a.group}.sock'
     return run_case(c, path, a.timeout)
 
 

@@ -1,8 +1,8 @@
 /*
  * pattern-helper.c: a complete reference capture helper for the Capture Link protocol.
  *
- * It speaks the helper's side of Capture Link v1 (protocol/livepush_capture.h,
- * protocol/RULES-BRIEF.md) and, instead of grabbing a screen, draws a test pattern that a
+ * It speaks the helper's side of Capture Link v1 (protocol/SPEC.md, protocol/livepush_capture.h)
+ * and, instead of grabbing a screen, draws a test pattern that a
  * pusher (or a test) can check pixel by pixel and that shows torn frames at once.
  *
  * Build (C11, the protocol header and libc only):
@@ -80,7 +80,7 @@
 #define NS_PER_S UINT64_C(1000000000)
 
 #define MAX_DIMENSION 16384u      /* --size limit per side */
-#define CONTROL_FDS 4             /* room for this many descriptors per message (rule 3) */
+#define CONTROL_FDS 4             /* room for this many descriptors per message (SPEC §4.3) */
 #define PLANE_ALIGN 64u
 
 #define AUDIO_RATE 48000u
@@ -476,7 +476,7 @@ static void violation(struct helper *h, uint32_t code, const char *fmt, ...)
     if (h->fd >= 0 && send_reason_ok(h, LPC_FINISH, LPC_FINISH_ERROR, text) && code != LPC_ERR_TIMEOUT)
         close_gracefully(h);
     if (code == LPC_ERR_TIMEOUT)
-        fail(h, "%s: the pusher is hung or overloaded; restart it", text);
+        fail(h, "%s; the pusher is hung or overloaded: restart it", text);
     if (code == 0)
         fail(h, "the pusher broke the Capture Link protocol: %s; this is a bug in the pusher, "
                 "report it with this line", text);
@@ -515,7 +515,7 @@ static void close_fds(struct message *m)
     m->fd_count = 0;
 }
 
-/* Receives one message without blocking and checks the framing (rule 3). */
+/* Receives one message without blocking; SPEC §4.4 checks 1-4 (truncation, length, magic, reserved). */
 static enum receive_result receive_message(struct helper *h, struct message *m)
 {
     union {
@@ -610,7 +610,7 @@ static bool known_type(uint16_t type)
     }
 }
 
-/* Rest of rule 3 for a message that is not WELCOME: unknown types and descriptors.
+/* SPEC §4.4 checks 5-6 for a message that is not WELCOME: unknown types and descriptors.
  * Returns false when the message is to be ignored. */
 static bool check_type_and_descriptors(struct helper *h, struct message *m)
 {
@@ -912,7 +912,7 @@ static void produce_frame(struct helper *h, uint64_t now)
     struct layout l;
     if (!make_layout(h->format, w, hgt, h->welcome.slot_bytes, true, &l) &&
         !make_layout(h->format, w, hgt, h->welcome.slot_bytes, false, &l)) {
-        /* Rule 8: a frame larger than the ring means FINISH {RESTARTING} and a larger HELLO.
+        /* SPEC §12.6: a frame larger than the ring means FINISH {RESTARTING} and a larger HELLO.
          * This helper's size never grows, so the pusher sized its ring wrongly. */
         violation(h, LPC_ERR_GEOMETRY, "WELCOME.slot_bytes %" PRIu64 " cannot hold a %" PRIu32 "x%" PRIu32
                   " %s frame although it is within max %" PRIu32 "x%" PRIu32,
@@ -1065,6 +1065,33 @@ static void socket_path(struct helper *h)
              sizeof h->path - 1);
 }
 
+/* SPEC §3.4 step 5 (SHOULD): the process serving the socket, and the directory holding it,
+ * belong to this helper's user. */
+static void check_pusher_identity(struct helper *h)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(h->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        fail(h, "SO_PEERCRED on %s: %s", h->path, strerror(errno));
+    if (cred.uid != getuid())
+        fail(h, "the process serving %s (pid %ld) runs as uid %lu, not as this helper's uid %lu; run the "
+                "helper as the pusher's user", h->path, (long)cred.pid, (unsigned long)cred.uid,
+             (unsigned long)getuid());
+
+    char dir[sizeof h->path];
+    memcpy(dir, h->path, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    struct stat st;
+    if (lstat(dir, &st) != 0)
+        fail(h, "cannot inspect the socket directory %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) != 0)
+        fail(h, "the socket directory %s (owner uid %lu, mode %04o) is not a private directory of uid %lu; "
+                "another user may have prepared it: remove it and restart the pusher", dir,
+             (unsigned long)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned long)getuid());
+}
+
 static void connect_with_retry(struct helper *h)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -1075,12 +1102,16 @@ static void connect_with_retry(struct helper *h)
         h->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (h->fd < 0)
             fail(h, "socket(AF_UNIX, SOCK_SEQPACKET): %s", strerror(errno));
-        if (connect(h->fd, (struct sockaddr *)&addr, sizeof addr) == 0)
+        if (connect(h->fd, (struct sockaddr *)&addr, sizeof addr) == 0) {
+            check_pusher_identity(h);
             return;
+        }
         int err = errno;
         close(h->fd);
         h->fd = -1;
-        if (err != ENOENT && err != ECONNREFUSED && err != EINTR) {
+        /* ENOENT: no socket yet; ECONNREFUSED: a stale socket, the pusher is starting;
+         * EAGAIN: its listen backlog is full. Anything else ends the attempt. */
+        if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN && err != EINTR) {
             if (err == EACCES)
                 fail(h, "cannot connect to %s: %s; run this helper as the same user as the pusher", h->path,
                      strerror(err));
@@ -1092,9 +1123,9 @@ static void connect_with_retry(struct helper *h)
         }
         uint64_t now = now_ns();
         if (now >= give_up)
-            fail(h, "no pusher is listening for group '%s' at %s (waited %" PRIu32 " ms); start the pusher "
-                    "with this capture group first, or raise --connect-timeout-ms",
-                 h->group, h->path, h->connect_timeout_ms);
+            fail(h, "no pusher for group '%s' at %s after %" PRIu32 " ms: %s; start the pusher with this "
+                    "capture group first, or raise --connect-timeout-ms",
+                 h->group, h->path, h->connect_timeout_ms, strerror(err));
         uint64_t wake = now + delay_ms * NS_PER_MS;
         if (wake > give_up)
             wake = give_up;
@@ -1134,6 +1165,7 @@ static const char *reject_advice(uint32_t code)
     }
 }
 
+/* SPEC §5.9: every range of WELCOME's table. */
 static void validate_welcome(struct helper *h, const lpc_welcome *w)
 {
     const uint32_t offered = LPC_FORMAT_BIT(LPC_FORMAT_BGRX) | LPC_FORMAT_BIT(LPC_FORMAT_NV12) |
@@ -1141,33 +1173,43 @@ static void validate_welcome(struct helper *h, const lpc_welcome *w)
     if (w->reserved != 0)
         violation(h, LPC_ERR_RESERVED, "WELCOME.reserved %" PRIu32 " is not 0", w->reserved);
     if (w->version_major != LPC_VERSION_MAJOR || w->version_minor > LPC_VERSION_MINOR)
-        violation(h, LPC_ERR_VERSION, "WELCOME chose version %u.%u; this helper offered %u.%u",
-                  w->version_major, w->version_minor, LPC_VERSION_MAJOR, LPC_VERSION_MINOR);
+        violation(h, LPC_ERR_VERSION, "WELCOME.version %u.%u, but this helper speaks %u.%u", w->version_major,
+                  w->version_minor, LPC_VERSION_MAJOR, LPC_VERSION_MINOR);
     if (w->capabilities & ~(uint32_t)(h->audio_wanted ? LPC_CAP_AUDIO : 0))
-        violation(h, LPC_ERR_FORMAT, "WELCOME.capabilities 0x%" PRIx32 " has bits this helper did not offer",
+        violation(h, LPC_ERR_FORMAT, "WELCOME.capabilities 0x%" PRIx32 " has bits this helper did not ask for",
                   w->capabilities);
     if ((w->pixel_formats & ~offered) != 0 || w->pixel_formats == 0)
         violation(h, LPC_ERR_FORMAT, "WELCOME.pixel_formats 0x%" PRIx32 " is not a non-empty subset of 0x%" PRIx32,
                   w->pixel_formats, offered);
+    if (w->session_id == 0)
+        violation(h, 0, "WELCOME.session_id is 0");
     if (w->slot_count < LPC_MIN_SLOTS || w->slot_count > LPC_MAX_SLOTS)
         violation(h, LPC_ERR_GEOMETRY, "WELCOME.slot_count %" PRIu32 " out of range %u..%u", w->slot_count,
                   LPC_MIN_SLOTS, LPC_MAX_SLOTS);
-    if (w->slot_bytes == 0 || w->slot_bytes % 4096 != 0)
-        violation(h, LPC_ERR_GEOMETRY, "WELCOME.slot_bytes %" PRIu64 " is not a positive multiple of 4096",
-                  (uint64_t)w->slot_bytes);
+    if (w->max_width < 1 || w->max_width > h->opt_width || w->max_height < 1 || w->max_height > h->opt_height)
+        violation(h, LPC_ERR_GEOMETRY, "WELCOME.max_width x max_height %" PRIu32 "x%" PRIu32 " out of range "
+                  "1x1..%" PRIu32 "x%" PRIu32, w->max_width, w->max_height, h->opt_width, h->opt_height);
+    uint64_t largest = (uint64_t)w->max_width * w->max_height * 4; /* both <= 16384 here */
+    if (w->slot_bytes % 4096 != 0 || w->slot_bytes < largest)
+        violation(h, LPC_ERR_GEOMETRY, "WELCOME.slot_bytes %" PRIu64 " is not a multiple of 4096 >= %" PRIu64
+                  " (max_width x max_height x 4)", (uint64_t)w->slot_bytes, largest);
     if (w->first_slot_offset < LPC_RING_HEADER_BYTES || w->first_slot_offset % 4096 != 0)
         violation(h, LPC_ERR_GEOMETRY, "WELCOME.first_slot_offset %" PRIu64 " is not a multiple of 4096 >= %u",
                   (uint64_t)w->first_slot_offset, LPC_RING_HEADER_BYTES);
     if (w->slot_bytes > (UINT64_MAX - w->first_slot_offset) / w->slot_count ||
-        w->first_slot_offset + (uint64_t)w->slot_count * w->slot_bytes > w->ring_bytes)
-        violation(h, LPC_ERR_GEOMETRY, "WELCOME.ring_bytes %" PRIu64 " cannot hold %" PRIu32 " slots of %" PRIu64
-                  " bytes from offset %" PRIu64, (uint64_t)w->ring_bytes, w->slot_count,
-                  (uint64_t)w->slot_bytes, (uint64_t)w->first_slot_offset);
+        w->first_slot_offset + (uint64_t)w->slot_count * w->slot_bytes != w->ring_bytes)
+        violation(h, LPC_ERR_GEOMETRY, "WELCOME.ring_bytes %" PRIu64 " is not first_slot_offset %" PRIu64
+                  " + %" PRIu32 " slots x %" PRIu64 " bytes", (uint64_t)w->ring_bytes,
+                  (uint64_t)w->first_slot_offset, w->slot_count, (uint64_t)w->slot_bytes);
     if (w->ring_bytes > SIZE_MAX)
         fail(h, "the ring of %" PRIu64 " bytes does not fit this process's address space", (uint64_t)w->ring_bytes);
-    if (w->max_width < 1 || w->max_width > h->opt_width || w->max_height < 1 || w->max_height > h->opt_height)
-        violation(h, LPC_ERR_GEOMETRY, "WELCOME.max %" PRIu32 "x%" PRIu32 " is not within 1x1..%" PRIu32 "x%" PRIu32,
-                  w->max_width, w->max_height, h->opt_width, h->opt_height);
+    if (w->fps < 1 || w->fps > 240)
+        violation(h, 0, "WELCOME.fps %" PRIu32 " out of range 1..240", w->fps);
+    if (w->heartbeat_interval_ms < 1)
+        violation(h, 0, "WELCOME.heartbeat_interval_ms is 0");
+    if (w->peer_timeout_ms <= w->heartbeat_interval_ms)
+        violation(h, 0, "WELCOME.peer_timeout_ms %" PRIu32 " is not greater than heartbeat_interval_ms %" PRIu32,
+                  w->peer_timeout_ms, w->heartbeat_interval_ms);
 }
 
 static void map_ring(struct helper *h, int ring_fd)
@@ -1184,9 +1226,10 @@ static void map_ring(struct helper *h, int ring_fd)
                   (intmax_t)st.st_size, (uint64_t)w->ring_bytes);
     }
     int seals = fcntl(ring_fd, F_GET_SEALS);
-    int wanted = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
-    if (seals < 0 || (seals & wanted) != wanted)
-        say("warning: the ring memfd is not sealed with SHRINK|GROW|SEAL (seals %d); the pusher should seal it", seals);
+    if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
+        close(ring_fd);
+        violation(h, 0, "the ring memfd's seals 0x%x lack F_SEAL_SHRINK | F_SEAL_GROW", seals < 0 ? 0 : seals);
+    }
     void *p = mmap(NULL, (size_t)w->ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
     int map_errno = errno;
     close(ring_fd); /* the mapping keeps the memory */
@@ -1222,7 +1265,8 @@ static void await_welcome(struct helper *h)
             finish(h, LPC_FINISH_USER, g_signal == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM", 0);
         uint64_t now = now_ns();
         if (now >= give_up)
-            violation(h, LPC_ERR_TIMEOUT, "no WELCOME within %u ms of HELLO", LPC_PEER_TIMEOUT_MS);
+            fail(h, "the pusher at %s answered HELLO with neither WELCOME nor REJECT within %u ms; it is hung "
+                    "or not a LivePush pusher: restart it", h->path, LPC_PEER_TIMEOUT_MS);
         struct pollfd p = {.fd = h->fd, .events = POLLIN};
         int r = poll(&p, 1, (int)((give_up - now + NS_PER_MS - 1) / NS_PER_MS));
         if (r < 0 && errno != EINTR)
@@ -1267,10 +1311,7 @@ static void await_welcome(struct helper *h)
             read_reason(h, &m, "ERROR", &code, text, sizeof text);
             fail(h, "the pusher reported error %" PRIu32 " (%s): %s; see the pusher's log", code, error_name(code),
                  text);
-        case LPC_HEARTBEAT:
-            expect_size(h, &m, "HEARTBEAT", sizeof(lpc_heartbeat));
-            break;
-        default:
+        default: /* HEARTBEAT, CONFIG, STOP... are not allowed before WELCOME (SPEC §12.8) */
             violation(h, LPC_ERR_STATE, "message type 0x%04x before WELCOME", m.type);
         }
     }
@@ -1444,13 +1485,9 @@ int main(int argc, char **argv)
     h->audio = h->audio_wanted && (w->capabilities & LPC_CAP_AUDIO);
     if (h->audio_wanted && !h->audio)
         say("note: the pusher did not accept audio; sending video only");
-    if (w->heartbeat_interval_ms != 0)
-        h->heartbeat_ns = (uint64_t)w->heartbeat_interval_ms * NS_PER_MS;
-    if (w->peer_timeout_ms != 0)
-        h->peer_timeout_ns = (uint64_t)w->peer_timeout_ms * NS_PER_MS;
-    h->fps = h->opt_fps;
-    if (!h->fps_explicit && w->fps != 0)
-        h->fps = w->fps > 240 ? 240 : w->fps;
+    h->heartbeat_ns = (uint64_t)w->heartbeat_interval_ms * NS_PER_MS;
+    h->peer_timeout_ns = (uint64_t)w->peer_timeout_ms * NS_PER_MS;
+    h->fps = h->fps_explicit ? h->opt_fps : w->fps; /* until a CONFIG says otherwise */
     for (uint32_t i = 0; i < w->slot_count; i++)
         h->slot_owned[i] = true;
     if (h->audio)

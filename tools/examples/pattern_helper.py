@@ -2,7 +2,7 @@
 """pattern_helper.py: a reference Capture Link capture helper in Python 3 (standard library only).
 
 The same helper as pattern-helper.c: it speaks the helper's side of Capture Link v1
-(protocol/livepush_capture.h, protocol/RULES-BRIEF.md) and sends a test pattern that a pusher
+(protocol/SPEC.md, protocol/livepush_capture.h) and sends a test pattern that a pusher
 or a test can check pixel by pixel, and in which a torn frame shows at once.
 
 Usage:
@@ -45,6 +45,7 @@ import re
 import select
 import signal
 import socket
+import stat
 import struct
 import sys
 import time
@@ -78,6 +79,7 @@ FORMATS = {'bgrx': FORMAT_BGRX, 'nv12': FORMAT_NV12, 'i420': FORMAT_I420}
 OFFERED_FORMATS = (1 << FORMAT_BGRX) | (1 << FORMAT_NV12) | (1 << FORMAT_I420)
 AUDIO_S16LE = 1
 FRAME_FORMAT_CHANGED = 0x0004
+CONFIG_CURSOR = 0x0001
 F_GET_SEALS = 1034                               # fcntl; F_SEAL_SEAL 1 | SHRINK 2 | GROW 4
 FINISH_USER, FINISH_ERROR = 1, 4
 
@@ -231,9 +233,9 @@ class Helper:
         self.fps_changed = False
         self.painter = Painter()
         self.audio_frames = 0
-        xdg = os.environ.get('XDG_RUNTIME_DIR')
-        if xdg:
-            self.path = os.path.join(xdg, 'livepush', f'{self.group}.sock')
+        xdg = os.environ.get('XDG_RUNTIME_DIR', '')
+        if xdg.startswith('/'):  # empty or relative counts as unset
+            self.path = f'{xdg}/livepush/{self.group}.sock'
         else:
             self.path = f'/tmp/livepush-{os.getuid()}/{self.group}.sock'
 
@@ -277,18 +279,18 @@ class Helper:
                   f"log for why, then start this helper again")
 
     def violation(self, code, text):
-        """The pusher broke a rule (or went silent): FINISH {ERROR, "NAME: text"} to it, the same on
-        stderr, exit 1. FINISH rather than ERROR: the header lists ERROR as a pusher-to-helper
-        message, and FINISH is allowed in every state after HELLO."""
+        """The pusher broke a rule (or went silent): FINISH {LPC_FINISH_ERROR, text naming the field
+        and value} to it, the same on stderr, exit 1 (SPEC.md §13.3; in 1.0 ERROR is the pusher's
+        message only). `code` is the error code the rule would carry, for the log only; 0 if none fits."""
         self.failing = True
-        name = ERROR_NAMES.get(code, str(code))
         # a hung pusher will not close its end: do not wait for it
-        if (self.sock is not None and self.send_reason(FINISH, FINISH_ERROR, f'{name}: {text}')
+        if (self.sock is not None and self.send_reason(FINISH, FINISH_ERROR, text)
                 and code != ERR['TIMEOUT']):
             self.close_gracefully()
         if code == ERR['TIMEOUT']:
-            self.fail(f'{text}: it is hung or overloaded; restart the pusher')
-        self.fail(f'the pusher broke the Capture Link protocol ({name}): {text}; '
+            self.fail(f'{text}; the pusher is hung or overloaded: restart it')
+        name = f' ({ERROR_NAMES.get(code, code)})' if code else ''
+        self.fail(f'the pusher broke the Capture Link protocol{name}: {text}; '
                   f'this is a bug in the pusher, report it with this line')
 
     def finish(self, reason, text, status=0):
@@ -385,7 +387,7 @@ class Helper:
 
     def receive(self):
         """One message without blocking: (type, flags, payload, fds), None if nothing queued.
-        Checks the framing (rule 3); raises PusherViolation."""
+        SPEC §4.4 checks 1-4 (truncation, length, magic, reserved); raises PusherViolation."""
         while True:
             try:
                 msg, anc, flags, _ = self.sock.recvmsg(MESSAGE_MAX_BYTES, socket.CMSG_SPACE(CONTROL_FDS * 4),
@@ -429,7 +431,7 @@ class Helper:
         return type_, hflags, msg[HEADER.size:], fds
 
     def check_type_and_descriptors(self, type_, hflags, fds):
-        """The rest of rule 3 for anything but WELCOME. False: ignore the message."""
+        """SPEC §4.4 checks 5-6 for anything but WELCOME. False: ignore the message."""
         if type_ not in KNOWN_TYPES:
             for fd in fds:
                 os.close(fd)
@@ -469,6 +471,9 @@ class Helper:
 
     # ------------------------------------------------------------ connecting
     def connect(self):
+        if len(os.fsencode(self.path)) > 107:
+            self.fail(f"the socket path {self.path} for group '{self.group}' is longer than 107 bytes; use a "
+                      f"shorter XDG_RUNTIME_DIR or group name")
         give_up = now_ns() + self.args.connect_timeout_ms * NS_PER_MS
         delay_ms = 100
         while True:
@@ -476,9 +481,13 @@ class Helper:
             try:
                 s.connect(self.path)
                 self.sock = s
+                self.check_pusher_identity()
                 return
-            except (FileNotFoundError, ConnectionRefusedError, InterruptedError):
+            except (FileNotFoundError, ConnectionRefusedError, BlockingIOError, InterruptedError) as e:
+                # ENOENT: no socket yet; ECONNREFUSED: a stale socket, the pusher is starting;
+                # EAGAIN: its listen backlog is full. Anything else ends the attempt.
                 s.close()
+                last_error = e.strerror or 'interrupted'
             except PermissionError as e:
                 s.close()
                 self.fail(f'cannot connect to {self.path}: {e.strerror}; run this helper as the same user as the pusher')
@@ -489,11 +498,28 @@ class Helper:
                 raise Exit(0)
             now = now_ns()
             if now >= give_up:
-                self.fail(f"no pusher is listening for group '{self.group}' at {self.path} (waited "
-                          f"{self.args.connect_timeout_ms} ms); start the pusher with this capture group first, "
-                          f"or raise --connect-timeout-ms")
+                self.fail(f"no pusher for group '{self.group}' at {self.path} after {self.args.connect_timeout_ms} ms: "
+                          f"{last_error}; start the pusher with this capture group first, or raise "
+                          f"--connect-timeout-ms")
             time.sleep(min(delay_ms * NS_PER_MS, give_up - now) / NS_PER_S)
             delay_ms = min(delay_ms * 2, 1000)
+
+    def check_pusher_identity(self):
+        """SPEC §3.4 step 5 (SHOULD): the process serving the socket, and the directory holding it,
+        belong to this helper's user."""
+        pid, uid, _ = struct.unpack('3i', self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        if uid != os.getuid():
+            self.fail(f'the process serving {self.path} (pid {pid}) runs as uid {uid}, not as this helper\'s uid '
+                      f'{os.getuid()}; run the helper as the pusher\'s user')
+        directory = os.path.dirname(self.path)
+        try:
+            st = os.lstat(directory)
+        except OSError as e:
+            self.fail(f'cannot inspect the socket directory {directory}: {e.strerror}')
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            self.fail(f'the socket directory {directory} (owner uid {st.st_uid}, mode {st.st_mode & 0o7777:04o}) is '
+                      f'not a private directory of uid {os.getuid()}; another user may have prepared it: remove it '
+                      f'and restart the pusher')
 
     def send_hello(self):
         caps = CAP_AUDIO if self.args.audio else 0
@@ -508,7 +534,8 @@ class Helper:
                 self.finish(FINISH_USER, f'stopped by {self.signal_name()}')
             left = give_up - now_ns()
             if left <= 0:
-                self.violation(ERR['TIMEOUT'], f'no WELCOME within {PEER_TIMEOUT_MS} ms of HELLO')
+                self.fail(f'the pusher at {self.path} answered HELLO with neither WELCOME nor REJECT within '
+                          f'{PEER_TIMEOUT_MS} ms; it is hung or not a LivePush pusher: restart it')
             try:
                 if not select.select([self.sock], [], [], left / NS_PER_S)[0]:
                     continue
@@ -542,45 +569,52 @@ class Helper:
                 code, text = self.read_reason('ERROR', payload)
                 self.fail(f"the pusher reported error {code} ({ERROR_NAMES.get(code, 'unknown code')}): {text}; "
                           f"see the pusher's log")
-            elif type_ == HEARTBEAT:
-                self.expect_size('HEARTBEAT', payload, HEARTBEAT_S.size)
-            else:
+            else:  # HEARTBEAT, CONFIG, STOP... are not allowed before WELCOME (SPEC §12.8)
                 raise PusherViolation(ERR['STATE'], f'message type 0x{type_:04x} before WELCOME')
 
     def validate_welcome(self, payload):
+        """SPEC §5.9: every range of WELCOME's table."""
         (major, minor, caps, session_id, ring_bytes, slot_count, pixel_formats, slot_bytes, first_slot_offset,
          max_w, max_h, fps, hb_ms, timeout_ms, reserved) = WELCOME_S.unpack(payload)
         offered_caps = CAP_AUDIO if self.args.audio else 0
         if reserved:
             raise PusherViolation(ERR['RESERVED'], f'WELCOME.reserved {reserved} is not 0')
         if major != VERSION_MAJOR or minor > VERSION_MINOR:
-            raise PusherViolation(ERR['VERSION'], f'WELCOME chose version {major}.{minor}; this helper offered '
+            raise PusherViolation(ERR['VERSION'], f'WELCOME.version {major}.{minor}, but this helper speaks '
                                   f'{VERSION_MAJOR}.{VERSION_MINOR}')
         if caps & ~offered_caps:
-            raise PusherViolation(ERR['FORMAT'], f'WELCOME.capabilities 0x{caps:x} has bits this helper did not offer')
+            raise PusherViolation(ERR['FORMAT'], f'WELCOME.capabilities 0x{caps:x} has bits this helper did not ask for')
         if pixel_formats & ~OFFERED_FORMATS or not pixel_formats:
             raise PusherViolation(ERR['FORMAT'], f'WELCOME.pixel_formats 0x{pixel_formats:x} is not a non-empty '
                                   f'subset of 0x{OFFERED_FORMATS:x}')
+        if session_id == 0:
+            raise PusherViolation(0, 'WELCOME.session_id is 0')
         if not MIN_SLOTS <= slot_count <= MAX_SLOTS:
             raise PusherViolation(ERR['GEOMETRY'], f'WELCOME.slot_count {slot_count} out of range {MIN_SLOTS}..{MAX_SLOTS}')
-        if slot_bytes == 0 or slot_bytes % 4096:
-            raise PusherViolation(ERR['GEOMETRY'], f'WELCOME.slot_bytes {slot_bytes} is not a positive multiple of 4096')
+        if not (1 <= max_w <= self.width and 1 <= max_h <= self.height):
+            raise PusherViolation(ERR['GEOMETRY'], f'WELCOME.max_width x max_height {max_w}x{max_h} out of range '
+                                  f'1x1..{self.width}x{self.height}')
+        if slot_bytes % 4096 or slot_bytes < max_w * max_h * 4:
+            raise PusherViolation(ERR['GEOMETRY'], f'WELCOME.slot_bytes {slot_bytes} is not a multiple of 4096 >= '
+                                  f'{max_w * max_h * 4} (max_width x max_height x 4)')
         if first_slot_offset < RING_HEADER_BYTES or first_slot_offset % 4096:
             raise PusherViolation(ERR['GEOMETRY'], f'WELCOME.first_slot_offset {first_slot_offset} is not a multiple '
                                   f'of 4096 >= {RING_HEADER_BYTES}')
-        if first_slot_offset + slot_count * slot_bytes > ring_bytes:
-            raise PusherViolation(ERR['GEOMETRY'], f'WELCOME.ring_bytes {ring_bytes} cannot hold {slot_count} slots of '
-                                  f'{slot_bytes} bytes from offset {first_slot_offset}')
-        if not (1 <= max_w <= self.width and 1 <= max_h <= self.height):
-            raise PusherViolation(ERR['GEOMETRY'], f'WELCOME.max {max_w}x{max_h} is not within 1x1..'
-                                  f'{self.width}x{self.height}')
+        if first_slot_offset + slot_count * slot_bytes != ring_bytes:
+            raise PusherViolation(ERR['GEOMETRY'], f'WELCOME.ring_bytes {ring_bytes} is not first_slot_offset '
+                                  f'{first_slot_offset} + {slot_count} slots x {slot_bytes} bytes')
+        if not 1 <= fps <= 240:
+            raise PusherViolation(0, f'WELCOME.fps {fps} out of range 1..240')
+        if hb_ms < 1:
+            raise PusherViolation(0, 'WELCOME.heartbeat_interval_ms is 0')
+        if timeout_ms <= hb_ms:
+            raise PusherViolation(0, f'WELCOME.peer_timeout_ms {timeout_ms} is not greater than '
+                                  f'heartbeat_interval_ms {hb_ms}')
         self.w = dict(major=major, minor=minor, caps=caps, session_id=session_id, ring_bytes=ring_bytes,
                       slot_count=slot_count, pixel_formats=pixel_formats, slot_bytes=slot_bytes,
                       first_slot_offset=first_slot_offset, max_w=max_w, max_h=max_h, fps=fps)
-        if hb_ms:
-            self.heartbeat_ns = hb_ms * NS_PER_MS
-        if timeout_ms:
-            self.peer_timeout_ns = timeout_ms * NS_PER_MS
+        self.heartbeat_ns = hb_ms * NS_PER_MS
+        self.peer_timeout_ns = timeout_ms * NS_PER_MS
 
     def map_ring(self, fd):
         w = self.w
@@ -592,8 +626,8 @@ class Helper:
             seals = fcntl.fcntl(fd, F_GET_SEALS)
         except OSError:
             seals = -1
-        if seals < 0 or seals & 7 != 7:
-            say(f'warning: the ring memfd is not sealed with SHRINK|GROW|SEAL (seals {seals}); the pusher should seal it')
+        if seals < 0 or seals & 6 != 6:  # F_SEAL_SHRINK 2 | F_SEAL_GROW 4
+            raise PusherViolation(0, f"the ring memfd's seals 0x{max(seals, 0):x} lack F_SEAL_SHRINK | F_SEAL_GROW")
         try:
             self.ring = mmap.mmap(fd, w['ring_bytes'], mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         except OSError as e:
@@ -662,14 +696,15 @@ class Helper:
             raise PusherViolation(ERR['GEOMETRY'], f"CONFIG.max_width {max_w} out of range 1..{self.w['max_w']}")
         if not 1 <= max_h <= self.w['max_h']:
             raise PusherViolation(ERR['GEOMETRY'], f"CONFIG.max_height {max_h} out of range 1..{self.w['max_h']}")
+        if not 1 <= fps <= 240:
+            raise PusherViolation(0, f'CONFIG.fps {fps} out of range 1..240')
+        if flags & ~CONFIG_CURSOR:
+            raise PusherViolation(ERR['RESERVED'], f'CONFIG.flags 0x{flags:x} has bits other than LPC_CONFIG_CURSOR')
         self.config_max = (max_w, max_h)
-        if not self.args.fps_explicit:
-            if not 1 <= fps <= 240:
-                say(f'warning: the pusher sent CONFIG.fps {fps}, outside 1..240; using {min(max(fps, 1), 240)}')
-                fps = min(max(fps, 1), 240)
-            if fps != self.fps:
-                self.fps = fps
-                self.fps_changed = True
+        # LPC_CONFIG_CURSOR asks for the pointer; this helper has none (and was not granted CURSOR)
+        if not self.args.fps_explicit and fps != self.fps:
+            self.fps = fps
+            self.fps_changed = True
 
     def produce_frame(self, now):
         w = min(self.width, self.w['max_w'])
@@ -727,9 +762,7 @@ class Helper:
         self.audio = self.args.audio and bool(w['caps'] & CAP_AUDIO)
         if self.args.audio and not self.audio:
             say('note: the pusher did not accept audio; sending video only')
-        self.fps = self.args.fps
-        if not self.args.fps_explicit and w['fps']:
-            self.fps = min(w['fps'], 240)
+        self.fps = self.args.fps if self.args.fps_explicit else w['fps']  # until a CONFIG says otherwise
         self.owned = [True] * w['slot_count']
         self.slot_seq = [0] * w['slot_count']
         self.next_slot = 0
@@ -756,7 +789,7 @@ class Helper:
                 self.handle_incoming()
                 now = now_ns()
             if now - self.last_recv >= self.peer_timeout_ns:
-                raise PusherViolation(ERR['TIMEOUT'], f'no message from the pusher for {self.peer_timeout_ns // NS_PER_MS} ms')
+                raise PusherViolation(ERR['TIMEOUT'], f'pusher hung: no message for {self.peer_timeout_ns // NS_PER_MS} ms')
             if self.fps_changed:
                 # the frame already scheduled keeps its time; the new period applies after it
                 self.fps_changed = False
