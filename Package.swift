@@ -51,7 +51,7 @@ let package = Package(
             dependencies: ["CommandLineSupport", "CaptureLink", "Media", "ScreenCapture", "AudioCapture"]),
         .executableTarget(
             name: "livepush-capture",
-            dependencies: ["CommandLineSupport"]),
+            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture"]),
         .executableTarget(
             name: "livepush-bench",
             dependencies: ["CaptureLink", "CommandLineSupport"]),

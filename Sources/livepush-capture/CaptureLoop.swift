@@ -1,0 +1,154 @@
+import CaptureLink
+import CommandLineSupport
+import ScreenCapture
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Set by SIGINT/SIGTERM; the capture loop finishes cleanly when it sees it.
+let stopRequested = Atomic<Bool>(false)
+
+private func requestStop(_ signal: Int32) {
+    stopRequested.store(true, ordering: .relaxed)
+}
+
+/// The helper's main loop: connect, grab at the pusher's frame rate on CLOCK_MONOTONIC, publish.
+enum CaptureLoop {
+    static func run(_ request: CaptureRequest) -> Terminal.ExitCode {
+        signal(SIGINT, requestStop)
+        signal(SIGTERM, requestStop)
+        signal(SIGPIPE, SIG_IGN)
+
+        let display: X11Display
+        let source: X11CaptureSource
+        do {
+            display = try X11Display(displayName: request.displayName)
+            source = try X11CaptureSource(display: display, target: request.target, drawCursor: request.drawCursor,
+                                          trackDamage: request.trackDamage)
+        } catch let error as X11Error {
+            return fail(error.description)
+        } catch {
+            return fail("\(error)")
+        }
+        if request.trackDamage && !source.tracksDamage {
+            warn("the X server has no DAMAGE extension; --damage is ignored and every frame is grabbed")
+        }
+        // A new session when frames outgrow the ring (the screen got larger): FINISH {RESTARTING}, reconnect.
+        while true {
+            switch runSession(request, source: source) {
+            case .finished(let code): return code
+            case .restart: continue
+            }
+        }
+    }
+
+    private enum SessionEnd {
+        case finished(Terminal.ExitCode)
+        case restart
+    }
+
+    private static func runSession(_ request: CaptureRequest, source: X11CaptureSource) -> SessionEnd {
+        let display = source.display
+        var configuration = HelperEndpointConfiguration(
+            group: request.group, helperName: "livepush-capture", helperVersion: LivePushVersion.current,
+            pixelFormats: [.bgrx], maxWidth: UInt32(display.screenWidth), maxHeight: UInt32(display.screenHeight))
+        configuration.capabilities = request.trackDamage ? [.cursor, .damage] : [.cursor]
+        configuration.connectRetryMs = request.connectTimeoutMs
+        let endpoint: HelperEndpoint
+        do {
+            endpoint = try HelperEndpoint(configuration: configuration)
+        } catch {
+            return .finished(fail(error.description))
+        }
+        if case .socketCopy(let reason) = source.attach(memoryDescriptor: endpoint.ringDescriptor) {
+            warn("no zero-copy capture: \(reason)")
+        }
+        var fps = request.fps ?? Int(endpoint.welcome.fps)
+        var lastSize = (width: 0, height: 0)
+        var sentFrame = false
+        do {
+            try endpoint.start(sourceInfo: source.sourceInfo)
+            var deadlineNs = MonotonicClock.nowNs()
+            while true {
+                let intervalNs = UInt64(1_000_000_000 / max(1, fps))
+                deadlineNs += intervalNs
+                let nowNs = MonotonicClock.nowNs()
+                if deadlineNs + intervalNs < nowNs { deadlineNs = nowNs }  // fell behind: do not burst
+                sleep(until: deadlineNs)
+                if stopRequested.load(ordering: .relaxed) {
+                    endpoint.finish(.user, text: "livepush-capture was interrupted")
+                    return .finished(.success)
+                }
+                for pusherRequest in try endpoint.poll(timeoutMs: 0) {
+                    switch pusherRequest {
+                    case .config(let config):
+                        fps = request.fps ?? Int(min(240, max(1, config.fps)))
+                    case .stop(_, let text):
+                        endpoint.finish(.user, text: "stopped by the pusher")
+                        note("the pusher asked to stop (\(text))")
+                        return .finished(.success)
+                    }
+                }
+                try source.update()
+                if request.trackDamage && sentFrame && !source.hasChanges {
+                    try endpoint.publishUnchanged()
+                    continue
+                }
+                if source.rect.width > Int(endpoint.welcome.maxWidth) || source.rect.height > Int(endpoint.welcome.maxHeight) {
+                    endpoint.finish(.restarting, text: "frames grew to \(source.rect.width)x\(source.rect.height)")
+                    return .restart
+                }
+                guard let slot = try endpoint.acquireSlot() else { continue }  // dropped: the pusher holds every slot
+                let grabbedNs = MonotonicClock.nowNs()
+                let frame = try source.grab(offset: slot.ringOffset, destination: slot.bytes)
+                var flags: FrameFlags = frame.cursorDrawn ? [.cursor] : []
+                if (frame.width, frame.height) != lastSize {
+                    flags.insert(.formatChanged)
+                    lastSize = (frame.width, frame.height)
+                }
+                try endpoint.publish(slot, format: .bgrx, width: UInt32(frame.width), height: UInt32(frame.height),
+                                     strides: [UInt32(frame.strideBytes)], planeOffsets: [0], ptsNs: grabbedNs,
+                                     flags: flags)
+                sentFrame = true
+            }
+        } catch let error as X11CaptureError {
+            switch error {
+            case .windowClosed, .monitorGone:
+                endpoint.finish(.sourceClosed, text: error.description)
+                note(error.description)
+                return .finished(.success)
+            case .serverLost:
+                endpoint.finish(.sourceLost, text: error.description)
+                return .finished(fail(error.description))
+            default:
+                endpoint.finish(.error, text: error.description)
+                return .finished(fail(error.description))
+            }
+        } catch {
+            endpoint.finish(.error, text: "\(error)")
+            return .finished(fail("\(error)"))
+        }
+    }
+
+    private static func sleep(until deadlineNs: UInt64) {
+        var deadline = timespec(tv_sec: Int(deadlineNs / 1_000_000_000), tv_nsec: Int(deadlineNs % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {
+            if stopRequested.load(ordering: .relaxed) { return }
+        }
+    }
+
+    static func fail(_ message: String) -> Terminal.ExitCode {
+        Terminal.printError("livepush-capture: \(message)")
+        return .failure
+    }
+
+    static func warn(_ message: String) {
+        Terminal.printError("livepush-capture: warning: \(message)")
+    }
+
+    static func note(_ message: String) {
+        Terminal.printError("livepush-capture: \(message)")
+    }
+}

@@ -1,0 +1,68 @@
+import CaptureLink
+import CommandLineSupport
+import ScreenCapture
+
+/// What the command line asked for, validated.
+struct CaptureRequest {
+    var group: String = ""
+    var displayName: String?
+    var target = CaptureTarget.screen
+    var drawCursor = true
+    var trackDamage = false
+    var fps: Int?
+    var connectTimeoutMs = CaptureLinkProtocol.connectRetryMsDefault
+
+    init(_ parsed: ParsedArguments) throws(ArgumentError) {
+        displayName = parsed.value("display")
+        drawCursor = !parsed.has("no-cursor")
+        trackDamage = parsed.has("damage")
+        let targets = ["monitor", "region", "window", "window-name"].filter { parsed.value($0) != nil }
+        if targets.count > 1 {
+            throw .invalidValue(option: targets[1], value: parsed.value(targets[1])!,
+                                reason: "choose one of --monitor, --region, --window, --window-name")
+        }
+        if let monitor = parsed.value("monitor") { target = .monitor(monitor) }
+        if let region = parsed.value("region") { target = .region(try Self.parseRegion(region)) }
+        if let window = parsed.value("window") { target = .window(try Self.parseWindowID(window)) }
+        if let name = parsed.value("window-name") { target = .windowName(name) }
+        if let text = parsed.value("fps") {
+            guard let fps = Int(text), (1...240).contains(fps) else {
+                throw .invalidValue(option: "fps", value: text, reason: "use a whole number from 1 to 240")
+            }
+            self.fps = fps
+        }
+        if let text = parsed.value("connect-timeout-ms") {
+            guard let ms = Int(text), ms >= 0 else {
+                throw .invalidValue(option: "connect-timeout-ms", value: text, reason: "use a whole number of ms")
+            }
+            connectTimeoutMs = ms
+        }
+        if parsed.has("list") { return }
+        guard let group = parsed.value("group") else { throw .missingArgument("--group NAME") }
+        guard Rendezvous.isValidGroup(group) else {
+            throw .invalidValue(option: "group", value: group, reason: "use 1 to 64 of A-Z a-z 0-9 . _ -")
+        }
+        self.group = group
+    }
+
+    static func parseRegion(_ text: String) throws(ArgumentError) -> ScreenRect {
+        let numbers = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard numbers.count == 4, numbers.allSatisfy({ $0 != nil }), numbers[2]! > 0, numbers[3]! > 0,
+              numbers[0]! >= 0, numbers[1]! >= 0
+        else {
+            throw .invalidValue(option: "region", value: text, reason: "use X,Y,W,H with W and H above 0, e.g. 0,0,1280,720")
+        }
+        return ScreenRect(x: numbers[0]!, y: numbers[1]!, width: numbers[2]!, height: numbers[3]!)
+    }
+
+    static func parseWindowID(_ text: String) throws(ArgumentError) -> UInt32 {
+        let lower = text.lowercased()
+        let value = lower.hasPrefix("0x") ? UInt32(lower.dropFirst(2), radix: 16) : UInt32(lower)
+        guard let value, value != 0 else {
+            throw .invalidValue(option: "window", value: text, reason: "use a window id such as 0x3a00007 (see --list)")
+        }
+        return value
+    }
+}
+
+import Foundation
