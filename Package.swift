@@ -58,7 +58,7 @@ let package = Package(
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CaptureLink"], path: "Tests/TestSupport"),
         .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
@@ -67,6 +67,6 @@ let package = Package(
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestSupport", "livepush", "livepush-capture"]),
+            dependencies: ["TestSupport", "CaptureLink", "livepush", "livepush-capture"]),
     ]
 )

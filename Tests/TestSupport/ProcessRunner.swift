@@ -45,11 +45,12 @@ public enum ProcessRunner {
     }
 
     /// Starts a command in the background; `finish` waits for it and collects its output.
+    /// With `interactive`, its standard input is a pipe for `send(line:)` (closed by `closeInput`).
     public static func start(
-        _ executable: String, _ arguments: [String], environment: [String: String] = [:]
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], interactive: Bool = false
     ) throws -> RunningCommand {
         let path = executable.contains("/") ? executable : try which(executable)
-        return try RunningCommand(path: path, arguments: arguments, environment: environment)
+        return try RunningCommand(path: path, arguments: arguments, environment: environment, interactive: interactive)
     }
 
     /// The full path of `name` in PATH.
@@ -71,7 +72,9 @@ public final class RunningCommand: @unchecked Sendable {
     private let errorURL: URL
     private let command: [String]
 
-    init(path: String, arguments: [String], environment: [String: String]) throws {
+    private let input: Pipe?
+
+    init(path: String, arguments: [String], environment: [String: String], interactive: Bool = false) throws {
         command = [path] + arguments
         let directory = FileManager.default.temporaryDirectory
         let name = UniqueName.make("livepush-test-output")
@@ -82,7 +85,8 @@ public final class RunningCommand: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
+        input = interactive ? Pipe() : nil
+        process.standardInput = input ?? FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
         process.standardError = try FileHandle(forWritingTo: errorURL)
         try process.run()
@@ -93,6 +97,32 @@ public final class RunningCommand: @unchecked Sendable {
 
     /// Sends SIGINT, as Ctrl-C would (ffmpeg and pw-record finish their files on it).
     public func interrupt() { process.interrupt() }
+
+    /// Writes one line to the command's standard input (interactive commands only).
+    public func send(line: String) {
+        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Closes the command's standard input.
+    public func closeInput() {
+        try? input?.fileHandleForWriting.close()
+    }
+
+    /// What the command has printed to standard output so far.
+    public var outputSoFar: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
+
+    /// Waits until the command's standard output has a line starting with `prefix`; returns that line.
+    public func waitForLine(startingWith prefix: String, timeoutSeconds: Double = 10) -> String? {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while Date() < deadline {
+            if let line = outputSoFar.split(separator: "\n").last(where: { $0.hasPrefix(prefix) }) {
+                return String(line)
+            }
+            if !process.isRunning { return nil }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return nil
+    }
 
     /// Waits for the command to end and returns what it did.
     public func finish(timedOut: Bool = false) -> CommandResult {

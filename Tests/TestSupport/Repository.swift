@@ -10,34 +10,41 @@ public enum Repository {
 
     /// Compiles the C reference helper with `cc` against protocol/ alone, once per test process.
     public static func cPatternHelper() throws -> String {
-        try CPatternHelperBuild.shared.path()
+        try CProgramBuilds.shared.path(source: "tools/examples/pattern-helper.c",
+                                       flags: ["-I", Repository.path("protocol")])
+    }
+
+    /// Compiles the X11 test client that paints known pixels (tools/testclients/x11-paint.c).
+    public static func x11Painter() throws -> String {
+        try CProgramBuilds.shared.path(source: "tools/testclients/x11-paint.c", flags: [], libraries: ["-lxcb"])
     }
 }
 
-private final class CPatternHelperBuild: @unchecked Sendable {
-    static let shared = CPatternHelperBuild()
+/// C programs of the repository, compiled once per test process.
+private final class CProgramBuilds: @unchecked Sendable {
+    static let shared = CProgramBuilds()
     private let lock = NSLock()
-    private var built: Result<String, Error>?
+    private var built: [String: Result<String, Error>] = [:]
 
     struct CompileFailed: Error, CustomStringConvertible {
+        let source: String
         let result: CommandResult
-        var description: String { "cc could not build tools/examples/pattern-helper.c: \(result)" }
+        var description: String { "cc could not build \(source): \(result)" }
     }
 
-    func path() throws -> String {
+    func path(source: String, flags: [String], libraries: [String] = []) throws -> String {
         lock.lock()
         defer { lock.unlock() }
-        if let built { return try built.get() }
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("pattern-helper")).path
+        if let result = built[source] { return try result.get() }
+        let name = URL(fileURLWithPath: source).deletingPathExtension().lastPathComponent
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make(name)).path
         let result = Result { () throws -> String in
-            let compile = try ProcessRunner.run("cc", [
-                "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-I", Repository.path("protocol"),
-                Repository.path("tools/examples/pattern-helper.c"), "-o", output,
-            ])
-            guard compile.exitCode == 0 else { throw CompileFailed(result: compile) }
+            let compile = try ProcessRunner.run("cc", ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2"] + flags
+                + [Repository.path(source), "-o", output] + libraries)
+            guard compile.exitCode == 0 else { throw CompileFailed(source: source, result: compile) }
             return output
         }
-        built = result
+        built[source] = result
         return try result.get()
     }
 }

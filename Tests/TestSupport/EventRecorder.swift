@@ -2,13 +2,15 @@ import CaptureLink
 import Foundation
 
 /// Collects a pusher endpoint's events from its link thread and lets a test wait for one.
-final class EventRecorder: @unchecked Sendable {
+public final class EventRecorder: @unchecked Sendable {
     private let condition = NSCondition()
     private var events: [CaptureLinkEvent] = []
     /// When set, called on the link thread for each frame event (to borrow at once, as a consumer does).
-    var onFrame: (@Sendable (FrameInfo) -> Void)?
+    public var onFrame: (@Sendable (FrameInfo) -> Void)?
 
-    func record(_ event: CaptureLinkEvent) {
+    public init() {}
+
+    public func record(_ event: CaptureLinkEvent) {
         if case .frame(let info) = event { onFrame?(info) }
         condition.lock()
         events.append(event)
@@ -16,14 +18,14 @@ final class EventRecorder: @unchecked Sendable {
         condition.unlock()
     }
 
-    var all: [CaptureLinkEvent] {
+    public var all: [CaptureLinkEvent] {
         condition.lock()
         defer { condition.unlock() }
         return events
     }
 
     /// Waits until an event matching `predicate` arrives; returns it, or nil after `timeoutSeconds`.
-    func wait(timeoutSeconds: Double = 5, for predicate: (CaptureLinkEvent) -> Bool) -> CaptureLinkEvent? {
+    public func wait(timeoutSeconds: Double = 5, for predicate: (CaptureLinkEvent) -> Bool) -> CaptureLinkEvent? {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         condition.lock()
         defer { condition.unlock() }
@@ -39,18 +41,18 @@ final class EventRecorder: @unchecked Sendable {
 }
 
 /// A private, short runtime directory for one test's rendezvous (Unix socket paths are short).
-func privateRuntimeDirectory() -> String {
+public func privateRuntimeDirectory() -> String {
     let path = "/tmp/lpl-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     mkdir(path, 0o700)
     return path
 }
 
 extension CaptureLinkEvent {
-    var isConnected: Bool { if case .connected = self { return true } else { return false } }
-    var isStarted: Bool { if case .started = self { return true } else { return false } }
-    var violation: ProtocolViolation? { if case .violation(let v, _) = self { return v } else { return nil } }
-    var frame: FrameInfo? { if case .frame(let info) = self { return info } else { return nil } }
-    var lostReason: String? { if case .lost(let reason) = self { return reason } else { return nil } }
-    var rejection: (ErrorCode, String)? { if case .rejected(let code, let text) = self { return (code, text) } else { return nil } }
-    var finished: (UInt32, String)? { if case .finished(let code, let text) = self { return (code, text) } else { return nil } }
+    public var isConnected: Bool { if case .connected = self { return true } else { return false } }
+    public var isStarted: Bool { if case .started = self { return true } else { return false } }
+    public var violation: ProtocolViolation? { if case .violation(let v, _) = self { return v } else { return nil } }
+    public var frame: FrameInfo? { if case .frame(let info) = self { return info } else { return nil } }
+    public var lostReason: String? { if case .lost(let reason) = self { return reason } else { return nil } }
+    public var rejection: (ErrorCode, String)? { if case .rejected(let code, let text) = self { return (code, text) } else { return nil } }
+    public var finished: (UInt32, String)? { if case .finished(let code, let text) = self { return (code, text) } else { return nil } }
 }
