@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "CommandLineSupport"),
         .target(name: "CaptureLink", dependencies: ["CLinuxShim"]),
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
-        .target(name: "ScreenCapture", dependencies: ["CXCB"]),
+        .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
 
         // MARK: Executables.
@@ -54,7 +54,7 @@ let package = Package(
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture"]),
         .executableTarget(
             name: "livepush-bench",
-            dependencies: ["CaptureLink", "CommandLineSupport"]),
+            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 

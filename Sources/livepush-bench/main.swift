@@ -4,16 +4,25 @@ import CommandLineSupport
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     Usage: livepush-bench link [--seconds N] [--runs N] [--sizes WxH,...] [--modes 60fps,max]
+           livepush-bench capture [--seconds N] [--runs N] [--sizes WxH,...] [--fps N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
     process that reads every cache line of every frame. One line per case, the median of --runs:
       link <W>x<H> mode=<60fps|max> fps=<n> handoff_p50_us=<n> handoff_p99_us=<n> drops=<n> helper_cpu_pct=<n> pusher_cpu_pct=<n>
+
+    capture: livepush-capture on a private Xvfb of each size, next to a bare xcb_shm_get_image loop
+    (the floor) and ffmpeg's x11grab at the same size and rate:
+      capture x11 <W>x<H> fps_target=<n> fps=<n> grab_ms_p50=<n> grab_ms_p99=<n> helper_cpu_pct=<n>
+      floor x11 <W>x<H> get_image_ms_p50=<n>
+      ffmpeg x11grab <W>x<H> cpu_pct=<n>
     """
 
 switch arguments.first {
 case "link":
     LinkBenchmark.main(Array(arguments.dropFirst()))
+case "capture":
+    CaptureBenchmark.main(Array(arguments.dropFirst()))
 case "link-helper":
     LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
 case "-h", "--help":

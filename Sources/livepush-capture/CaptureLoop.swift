@@ -66,6 +66,8 @@ enum CaptureLoop {
             warn("no zero-copy capture: \(reason)")
         }
         var fps = request.fps ?? Int(endpoint.welcome.fps)
+        var grabTimes = GrabTimes()
+        defer { if request.reportsStats { note(grabTimes.summary(endpoint)) } }
         var lastSize = (width: 0, height: 0)
         var sentFrame = false
         do {
@@ -103,6 +105,7 @@ enum CaptureLoop {
                 guard let slot = try endpoint.acquireSlot() else { continue }  // dropped: the pusher holds every slot
                 let grabbedNs = MonotonicClock.nowNs()
                 let frame = try source.grab(offset: slot.ringOffset, destination: slot.bytes)
+                grabTimes.record(MonotonicClock.nowNs() - grabbedNs)
                 var flags: FrameFlags = frame.cursorDrawn ? [.cursor] : []
                 if (frame.width, frame.height) != lastSize {
                     flags.insert(.formatChanged)
@@ -150,5 +153,25 @@ enum CaptureLoop {
 
     static func note(_ message: String) {
         Terminal.printError("livepush-capture: \(message)")
+    }
+}
+
+/// Grab durations, kept for `--stats` (preallocated: no allocation per frame).
+struct GrabTimes {
+    private var durationsNs = [UInt64](repeating: 0, count: 1 << 16)
+    private var count = 0
+
+    mutating func record(_ durationNs: UInt64) {
+        durationsNs[count % durationsNs.count] = durationNs
+        count += 1
+    }
+
+    func summary(_ endpoint: HelperEndpoint) -> String {
+        let kept = durationsNs.prefix(min(count, durationsNs.count)).sorted()
+        func percentileMs(_ p: Double) -> String {
+            kept.isEmpty ? "0" : String(Double(kept[min(kept.count - 1, Int(Double(kept.count) * p))]) / 1e6)
+        }
+        return "stats frames=\(endpoint.framesPublished) dropped=\(endpoint.framesDropped) "
+            + "grab_ms_p50=\(percentileMs(0.5)) grab_ms_p99=\(percentileMs(0.99))"
     }
 }

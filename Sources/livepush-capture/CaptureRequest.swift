@@ -9,6 +9,7 @@ struct CaptureRequest {
     var target = CaptureTarget.screen
     var drawCursor = true
     var trackDamage = false
+    var reportsStats = false
     var fps: Int?
     var connectTimeoutMs = CaptureLinkProtocol.connectRetryMsDefault
 
@@ -16,6 +17,7 @@ struct CaptureRequest {
         displayName = parsed.value("display")
         drawCursor = !parsed.has("no-cursor")
         trackDamage = parsed.has("damage")
+        reportsStats = parsed.has("stats")
         let targets = ["monitor", "region", "window", "window-name"].filter { parsed.value($0) != nil }
         if targets.count > 1 {
             throw .invalidValue(option: targets[1], value: parsed.value(targets[1])!,

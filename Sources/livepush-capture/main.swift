@@ -14,6 +14,7 @@ let options: [OptionSpec] = [
     .flag("damage", help: "Skip grabs when nothing changed (XDamage); the pusher repeats its last frame."),
     .value("fps", valueName: "N", help: "Frames per second (default: what the pusher asks, 30)."),
     .value("connect-timeout-ms", valueName: "N", help: "How long to wait for the pusher (default 10000)."),
+    .flag("stats", help: "On exit, print frames sent and dropped and grab times to stderr."),
     .flag("list", help: "List the monitors and top-level windows, then exit."),
     .flag("help", short: "h", help: "Show this help."),
     .flag("version", help: "Print the version."),
