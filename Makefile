@@ -45,6 +45,7 @@ fuzz:
 # contract that tools read (docs/benchmarks.md).
 bench: build
 	$(RELEASE_BIN)/livepush-bench link --runs 3
+	$(RELEASE_BIN)/livepush-bench capture --runs 3
 
 clean:
 	rm -rf .build

@@ -8,8 +8,9 @@ import Glibc
 /// The physical floor of X11 capture, for benchmarks: a bare loop of `xcb_shm_get_image`
 /// of the whole screen into a plain shared-memory segment, nothing else.
 public enum X11GrabFloor {
-    /// Times `count` grabs of the whole screen, in milliseconds.
-    public static func measureMs(displayName: String?, count: Int) throws -> [Double] {
+    /// Times `count` grabs of the whole screen, in milliseconds, one every `intervalMs` (0: back
+    /// to back). Paced like a capture, the X server and the caches are as cold as they are then.
+    public static func measureMs(displayName: String?, count: Int, intervalMs: Double = 0) throws -> [Double] {
         let display = try X11Display(displayName: displayName)
         let bytes = display.screenWidth * display.screenHeight * 4
         let memfd = CLinuxShim_memfd_create("livepush-floor", CLinuxShim_MFD_CLOEXEC)
@@ -27,7 +28,9 @@ public enum X11GrabFloor {
             clock_gettime(CLOCK_MONOTONIC, &start)
             _ = try grabber.grab(rect, offset: 0, destination: destination)
             clock_gettime(CLOCK_MONOTONIC, &end)
-            times.append(Double(end.tv_sec - start.tv_sec) * 1000 + Double(end.tv_nsec - start.tv_nsec) / 1e6)
+            let elapsedMs = Double(end.tv_sec - start.tv_sec) * 1000 + Double(end.tv_nsec - start.tv_nsec) / 1e6
+            times.append(elapsedMs)
+            if intervalMs > elapsedMs { usleep(UInt32((intervalMs - elapsedMs) * 1000)) }
         }
         return times
     }

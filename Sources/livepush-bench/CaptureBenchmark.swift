@@ -37,7 +37,10 @@ enum CaptureBenchmark {
                 var floor: [Double] = [], ffmpeg: [Double] = []
                 for _ in 0..<runs {
                     capture.append(try measureHelper(display: xvfb.display, fps: fps, seconds: seconds))
-                    floor.append(median(try X11GrabFloor.measureMs(displayName: xvfb.display, count: 200)))
+                    // The floor is paced like the capture, so that both grab from an X server woken
+                    // once a frame (back to back, a grab is about half as long: caches stay hot).
+                    floor.append(median(try X11GrabFloor.measureMs(displayName: xvfb.display, count: 3 * fps,
+                                                                   intervalMs: 1000 / Double(fps))))
                     ffmpeg.append(try measureFFmpeg(display: xvfb.display, size: size, fps: fps, seconds: seconds))
                 }
                 print(String(format: "capture x11 %@ fps_target=%d fps=%.1f grab_ms_p50=%.2f grab_ms_p99=%.2f "
