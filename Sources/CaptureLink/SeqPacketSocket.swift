@@ -119,8 +119,11 @@ final class SeqPacketSocket: @unchecked Sendable {
         var header = CLinuxShim_CMSG_FIRSTHDR(&message)
         while let current = header {
             if current.pointee.cmsg_level == SOL_SOCKET && current.pointee.cmsg_type == Int32(SCM_RIGHTS) {
-                let dataBytes = Int(current.pointee.cmsg_len) - Int(CLinuxShim_CMSG_LEN(0))
                 let data = UnsafeRawPointer(CLinuxShim_CMSG_DATA(current)!)
+                // With MSG_CTRUNC, cmsg_len may claim more than the buffer holds: read only what
+                // the kernel wrote (msg_controllen), never past the buffer.
+                let controlEnd = UnsafeRawPointer(controlBuffer.baseAddress!) + Int(message.msg_controllen)
+                let dataBytes = min(Int(current.pointee.cmsg_len) - Int(CLinuxShim_CMSG_LEN(0)), controlEnd - data)
                 for index in 0..<(dataBytes / MemoryLayout<Int32>.size) {
                     descriptors.append(data.loadUnaligned(fromByteOffset: index * 4, as: Int32.self))
                 }

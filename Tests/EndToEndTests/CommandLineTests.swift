@@ -58,12 +58,34 @@ import TestSupport
         #expect(version.standardOutput == "livepush-capture 0.1.0\n")
         let help = try ProcessRunner.run(capture, ["-h"])
         #expect(help.exitCode == 0)
-        #expect(help.standardOutput.hasPrefix("livepush-capture 0.1.0: the LivePush capture helper.\n"))
+        #expect(help.standardOutput.hasPrefix("livepush-capture 0.1.0: the LivePush capture helper for X11.\n"))
     }
 
-    @Test func captureHelperSaysHonestlyThatCaptureIsNotBuilt() throws {
+    @Test func captureHelperWithoutAGroupSaysWhatIsMissing() throws {
         let result = try ProcessRunner.run(capture, [])
+        #expect(result.exitCode == 2)
+        #expect(result.standardError == "livepush-capture: missing argument <--group NAME>\n"
+            + "Run 'livepush-capture --help' for usage.\n")
+    }
+
+    @Test func captureHelperRefusesTwoTargets() throws {
+        let result = try ProcessRunner.run(capture, ["--group", "g", "--monitor", "0", "--region", "0,0,10,10"])
+        #expect(result.exitCode == 2)
+        #expect(result.standardError.hasPrefix("livepush-capture: invalid value '0,0,10,10' for '--region': "
+            + "choose one of --monitor, --region, --window, --window-name"))
+    }
+
+    @Test func captureHelperExplainsABadRegion() throws {
+        let result = try ProcessRunner.run(capture, ["--group", "g", "--region", "10,10,0,5"])
+        #expect(result.exitCode == 2)
+        #expect(result.standardError.hasPrefix("livepush-capture: invalid value '10,10,0,5' for '--region': "
+            + "use X,Y,W,H with W and H above 0, e.g. 0,0,1280,720"))
+    }
+
+    @Test func captureHelperWithoutADisplaySaysSo() throws {
+        let result = try ProcessRunner.run(capture, ["--group", "g"], environment: ["DISPLAY": ""])
         #expect(result.exitCode == 1)
-        #expect(result.standardError.contains("not built yet"))
+        #expect(result.standardError == "livepush-capture: no X display: DISPLAY is not set; "
+            + "run inside an X session or pass --display :N\n")
     }
 }
