@@ -160,6 +160,10 @@ public final class HelperEndpoint {
     /// closes what it is given (xcb_shm_attach_fd does).
     public var ringDescriptor: Int32 { mapping.descriptor.rawValue }
 
+    /// Bytes of messages that crossed the socket, both ways: pixels never do, so this stays near
+    /// 100 bytes a frame (FRAME, RELEASE, heartbeats) whatever the frame size.
+    public var socketBytes: Int { socket.bytesSent + socket.bytesReceived }
+
     // MARK: Sending
 
     private func send(_ message: Message) throws(HelperLinkError) {

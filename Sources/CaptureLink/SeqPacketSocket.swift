@@ -14,13 +14,16 @@ enum Received {
 
 /// A connected AF_UNIX SOCK_SEQPACKET socket: one message per datagram, with descriptors.
 ///
-/// Sending is safe from several threads at once (each message is one sendmsg); receiving
-/// is done by one thread.
+/// Sending is safe from several threads at once (each message is one sendmsg; `bytesSent` is
+/// then approximate); receiving is done by one thread.
 final class SeqPacketSocket: @unchecked Sendable {
     let descriptor: Int32
     private let receiveBuffer: UnsafeMutableRawBufferPointer
     private let controlBuffer: UnsafeMutableRawBufferPointer
     private var closed = false
+    /// Bytes of messages sent and received on this socket (payload of sendmsg/recvmsg).
+    private(set) var bytesSent = 0
+    private(set) var bytesReceived = 0
 
     init(adopting descriptor: Int32) {
         self.descriptor = descriptor
@@ -77,6 +80,7 @@ final class SeqPacketSocket: @unchecked Sendable {
             }
         }
         if sent < 0 { throw SystemCallError("sendmsg", errno: errno) }
+        bytesSent += sent
     }
 
     private func sendLoop(_ message: inout msghdr) -> Int {
@@ -131,6 +135,7 @@ final class SeqPacketSocket: @unchecked Sendable {
             header = CLinuxShim_CMSG_NXTHDR(&message, current)
         }
         if count == 0 && descriptors.isEmpty { return .endOfStream }
+        bytesReceived += count
         return .datagram(count: count, descriptors: descriptors,
                          truncated: message.msg_flags & Int32(MSG_TRUNC) != 0,
                          controlTruncated: message.msg_flags & Int32(MSG_CTRUNC) != 0)

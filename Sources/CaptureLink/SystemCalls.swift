@@ -33,6 +33,17 @@ public enum MonotonicClock {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
+
+    /// Sleeps until an absolute CLOCK_MONOTONIC time, so that a paced loop does not drift.
+    /// Returns early (false) when a signal arrives and `shouldStop` says so.
+    @discardableResult
+    public static func sleep(untilNs deadlineNs: UInt64, shouldStop: () -> Bool = { false }) -> Bool {
+        var deadline = timespec(tv_sec: Int(deadlineNs / 1_000_000_000), tv_nsec: Int(deadlineNs % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {
+            if shouldStop() { return false }
+        }
+        return true
+    }
 }
 
 /// An owned file descriptor, closed when the owner is done with it.

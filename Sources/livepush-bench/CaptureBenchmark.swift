@@ -98,10 +98,7 @@ enum CaptureBenchmark {
         helper.waitUntilExit()
         var after = rusage()
         getrusage(RUSAGE_CHILDREN.rawValue, &after)
-        let fields = Dictionary(stderr.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { pair in
-            let parts = pair.split(separator: "=")
-            return parts.count == 2 ? (String(parts[0]), Double(parts[1]) ?? 0) : nil
-        }, uniquingKeysWith: { $1 })
+        let fields = KeyValueFields.parse(stderr)
         guard let p50 = fields["grab_ms_p50"], let p99 = fields["grab_ms_p99"] else {
             throw Failure(description: "livepush-capture printed no stats: \(stderr)")
         }
@@ -114,7 +111,7 @@ enum CaptureBenchmark {
     static func measureFFmpeg(display: String, size: String, fps: Int, seconds: Double) throws -> Double {
         let ffmpeg = Process()
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        ffmpeg.arguments = ["-nostdin", "-loglevel", "error", "-f", "x11grab", "-framerate", String(fps),
+        ffmpeg.arguments = ["-nostdin", "-loglevel", "fatal", "-f", "x11grab", "-framerate", String(fps),
                             "-video_size", size, "-i", display, "-t", String(seconds), "-f", "null", "-"]
         var before = rusage()
         getrusage(RUSAGE_CHILDREN.rawValue, &before)

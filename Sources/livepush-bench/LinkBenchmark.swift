@@ -20,7 +20,7 @@ enum LinkBenchmark {
         var drops: Int
         var helperCpuPct: Double
         var pusherCpuPct: Double
-        var syscallBytesPerFrame: Double
+        var socketBytesPerFrame: Double
     }
 
     static func main(_ arguments: [String]) -> Never {
@@ -58,8 +58,8 @@ enum LinkBenchmark {
                     median(results.map(\.handoffP50Us)), median(results.map(\.handoffP99Us)),
                     Int(median(results.map { Double($0.drops) })), median(results.map(\.helperCpuPct)),
                     median(results.map(\.pusherCpuPct))))
-                print(String(format: "link-copies %dx%d mode=%@ frame_bytes=%d syscall_bytes_per_frame=%.0f",
-                             width, height, mode, Int(width * height * 4), median(results.map(\.syscallBytesPerFrame))))
+                print(String(format: "link-copies %dx%d mode=%@ frame_bytes=%d socket_bytes_per_frame=%.0f",
+                             width, height, mode, Int(width * height * 4), median(results.map(\.socketBytesPerFrame))))
                 fflush(nil)
             }
         }
@@ -125,7 +125,6 @@ enum LinkBenchmark {
         endpointBox.withLock { $0 = endpoint }
         defer { endpoint.stop() }
 
-        let pusherIOBefore = try ProcessIO.current(pid: getpid())
         var usageBefore = rusage(), childUsageBefore = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usageBefore)
         getrusage(RUSAGE_CHILDREN.rawValue, &childUsageBefore)
@@ -146,18 +145,12 @@ enum LinkBenchmark {
         getrusage(RUSAGE_SELF.rawValue, &usageAfter)
         var childUsage = rusage()
         getrusage(RUSAGE_CHILDREN.rawValue, &childUsage)
-        let pusherIOAfter = try ProcessIO.current(pid: getpid())
 
         guard helper.terminationStatus == 0 else {
             throw BenchmarkError(description: "helper exited with \(helper.terminationStatus)")
         }
-        // The helper prints: published=N dropped=N elapsed_s=S syscall_bytes=N
-        let fields = Dictionary(uniqueKeysWithValues: String(decoding: helperOutput, as: UTF8.self)
-            .split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { pair -> (String, Double)? in
-                let parts = pair.split(separator: "=")
-                guard parts.count == 2, let value = Double(parts[1]) else { return nil }
-                return (String(parts[0]), value)
-            })
+        // The helper prints: published=N dropped=N elapsed_s=S socket_bytes=N
+        let fields = KeyValueFields.parse(String(decoding: helperOutput, as: UTF8.self))
         let helperSeconds = fields["elapsed_s"] ?? seconds
         consumer.lock.lock()
         let latencies = consumer.handoffNs.sorted()
@@ -169,14 +162,12 @@ enum LinkBenchmark {
         }
         let pusherCpuS = cpuSeconds(usageAfter) - cpuSeconds(usageBefore)
         let helperCpuS = cpuSeconds(childUsage) - cpuSeconds(childUsageBefore)
-        let pusherSyscallBytes = Double(pusherIOAfter.total - pusherIOBefore.total)
-        let helperSyscallBytes = fields["syscall_bytes"] ?? 0
         return Result(
             fps: Double(frames) / helperSeconds,
             handoffP50Us: percentileUs(0.50), handoffP99Us: percentileUs(0.99),
             drops: Int(fields["dropped"] ?? 0),
             helperCpuPct: 100 * helperCpuS / helperSeconds, pusherCpuPct: 100 * pusherCpuS / elapsedS,
-            syscallBytesPerFrame: (pusherSyscallBytes + helperSyscallBytes) / Double(max(1, frames)))
+            socketBytesPerFrame: (fields["socket_bytes"] ?? 0) / Double(max(1, frames)))
     }
 
     static func cpuSeconds(_ usage: rusage) -> Double {
@@ -185,17 +176,13 @@ enum LinkBenchmark {
     }
 }
 
-/// Bytes a process moved through read/write/send/recv system calls (/proc/PID/io rchar + wchar):
-/// pixels that crossed a socket or a pipe would show up here.
-struct ProcessIO {
-    let total: UInt64
-
-    static func current(pid: Int32) throws -> ProcessIO {
-        let text = try String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)
-        var total: UInt64 = 0
-        for line in text.split(separator: "\n") where line.hasPrefix("rchar:") || line.hasPrefix("wchar:") {
-            total += UInt64(line.split(separator: " ").last ?? "0") ?? 0
-        }
-        return ProcessIO(total: total)
+/// `key=value` pairs in a line of output, as the helpers' summaries print them.
+enum KeyValueFields {
+    static func parse(_ text: String) -> [String: Double] {
+        Dictionary(text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { pair -> (String, Double)? in
+            let parts = pair.split(separator: "=")
+            guard parts.count == 2, let value = Double(parts[1]) else { return nil }
+            return (String(parts[0]), value)
+        }, uniquingKeysWith: { $1 })
     }
 }

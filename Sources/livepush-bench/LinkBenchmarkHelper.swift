@@ -26,7 +26,6 @@ enum LinkBenchmarkHelper {
             maxWidth: width, maxHeight: height)
         configuration.runtimeDirectory = parsed.value("runtime")
         do {
-            let ioBefore = try ProcessIO.current(pid: getpid())
             let helper = try HelperEndpoint(configuration: configuration)
             try helper.start(sourceInfo: #"{"source":"benchmark"}"#)
             let layout = FrameGeometry.packedLayout(.bgrx, width: width, height: height)
@@ -37,7 +36,7 @@ enum LinkBenchmarkHelper {
             while MonotonicClock.nowNs() < endNs {
                 if paced {
                     nextNs += intervalNs
-                    sleepUntil(nextNs)
+                    MonotonicClock.sleep(untilNs: nextNs)
                 }
                 if let slot = try helper.acquireSlot() {
                     slot.bytes.storeBytes(of: helper.framesPublished + 1, as: UInt64.self)
@@ -49,9 +48,8 @@ enum LinkBenchmarkHelper {
             }
             let elapsedS = Double(MonotonicClock.nowNs() - started) / 1e9
             helper.finish(.user, text: "benchmark done")
-            let ioAfter = try ProcessIO.current(pid: getpid())
             print("published=\(helper.framesPublished) dropped=\(helper.framesDropped) elapsed_s=\(elapsedS) "
-                + "syscall_bytes=\(ioAfter.total - ioBefore.total)")
+                + "socket_bytes=\(helper.socketBytes)")
             Terminal.exit(.success)
         } catch {
             Terminal.printError("livepush-bench link-helper: \(error)")
@@ -59,8 +57,4 @@ enum LinkBenchmarkHelper {
         }
     }
 
-    static func sleepUntil(_ deadlineNs: UInt64) {
-        var deadline = timespec(tv_sec: Int(deadlineNs / 1_000_000_000), tv_nsec: Int(deadlineNs % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
-    }
 }

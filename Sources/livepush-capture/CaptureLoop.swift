@@ -78,7 +78,7 @@ enum CaptureLoop {
                 deadlineNs += intervalNs
                 let nowNs = MonotonicClock.nowNs()
                 if deadlineNs + intervalNs < nowNs { deadlineNs = nowNs }  // fell behind: do not burst
-                sleep(until: deadlineNs)
+                MonotonicClock.sleep(untilNs: deadlineNs) { stopRequested.load(ordering: .relaxed) }
                 if stopRequested.load(ordering: .relaxed) {
                     endpoint.finish(.user, text: "livepush-capture was interrupted")
                     return .finished(.success)
@@ -132,13 +132,6 @@ enum CaptureLoop {
         } catch {
             endpoint.finish(.error, text: "\(error)")
             return .finished(fail("\(error)"))
-        }
-    }
-
-    private static func sleep(until deadlineNs: UInt64) {
-        var deadline = timespec(tv_sec: Int(deadlineNs / 1_000_000_000), tv_nsec: Int(deadlineNs % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {
-            if stopRequested.load(ordering: .relaxed) { return }
         }
     }
 
