@@ -24,9 +24,11 @@ final class X11CaptureTests {
         let recorder = EventRecorder()
         let endpoint: PusherEndpoint
         let helper: RunningCommand
+        let helperEnvironment: [String: String]
 
         init(_ arguments: [String], display: String? = nil) throws {
             let runtime = privateRuntimeDirectory()
+            helperEnvironment = ["XDG_RUNTIME_DIR": runtime]
             var configuration = PusherEndpointConfiguration(group: "x11")
             configuration.runtimeDirectory = runtime
             configuration.fps = 30
@@ -238,16 +240,47 @@ final class X11CaptureTests {
     }
 }
 
-/// The X server dying mid-capture: the helper finishes with SOURCE_LOST and exits 1. It runs on
-/// an Xvfb of its own, since it kills it.
+/// Capture on an Xvfb of the test's own: one it kills, one without MIT-SHM.
 @Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs Xvfb (make test)"))
-struct X11ServerLossTests {
-    @Test func killedXServerEndsCaptureWithSourceLost() throws {
-        let xvfb = try ProcessRunner.start("Xvfb", ["-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"])
-        defer { if xvfb.isRunning { kill(xvfb.processIdentifier, SIGKILL) }; _ = xvfb.finish() }
+struct X11PrivateServerTests {
+    /// Starts an Xvfb on a free display; returns it and its display name.
+    private func startXvfb(_ extraArguments: [String] = []) throws -> (RunningCommand, String) {
+        let xvfb = try ProcessRunner.start("Xvfb", ["-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"]
+            + extraArguments)
         let deadline = Date().addingTimeInterval(10)
         while xvfb.outputSoFar.isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        let display = ":" + xvfb.outputSoFar.trimmingCharacters(in: .whitespacesAndNewlines)
+        return (xvfb, ":" + xvfb.outputSoFar.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test func withoutMITSHMFramesStillArriveAndTheHelperSaysWhyItIsSlower() throws {
+        let (xvfb, display) = try startXvfb(["-extension", "MIT-SHM"])
+        defer { kill(xvfb.processIdentifier, SIGKILL); _ = xvfb.finish() }
+        let session = try X11CaptureTests.Session(["--no-cursor"], display: display)
+        let picture = try #require(session.picture(), "no frame from \(display): \(session.helper.outputSoFar)")
+        #expect(picture.info.width == 640 && picture.info.height == 480)
+        let result = session.stop()
+        #expect(result.exitCode == 0)
+        #expect(result.standardError.contains("livepush-capture: warning: no zero-copy capture: the X server offers "
+            + "no MIT-SHM"))
+    }
+
+    @Test func secondHelperOnABusyGroupPrintsThePushersReason() throws {
+        let (xvfb, display) = try startXvfb()
+        defer { kill(xvfb.processIdentifier, SIGKILL); _ = xvfb.finish() }
+        let session = try X11CaptureTests.Session(["--no-cursor"], display: display)
+        _ = try #require(session.picture())
+        let runtime = try #require(session.helperEnvironment["XDG_RUNTIME_DIR"])
+        let second = try ProcessRunner.run(BuiltProducts.path("livepush-capture"), ["--group", "x11", "--display", display],
+                                           environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(second.exitCode == 1)
+        #expect(second.standardError.hasPrefix("livepush-capture: the pusher refused this helper (BUSY): group 'x11' "
+            + "is busy: helper 'livepush-capture' (pid "))
+        #expect(session.stop().exitCode == 0)
+    }
+
+    @Test func killedXServerEndsCaptureWithSourceLost() throws {
+        let (xvfb, display) = try startXvfb()
+        defer { if xvfb.isRunning { kill(xvfb.processIdentifier, SIGKILL) }; _ = xvfb.finish() }
         let session = try X11CaptureTests.Session(["--no-cursor"], display: display)
         _ = try #require(session.picture(), "no frame from \(display): \(session.helper.outputSoFar)")
         kill(xvfb.processIdentifier, SIGKILL)
