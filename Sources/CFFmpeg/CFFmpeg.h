@@ -11,6 +11,8 @@
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>
 
-// AVERROR() is a function-like macro, which Swift cannot import.
+// Function-like and computed macros, which Swift cannot import.
 static inline int CFFmpeg_AVERROR(int posixErrno) { return AVERROR(posixErrno); }
+static inline int CFFmpeg_AVERROR_EOF(void) { return AVERROR_EOF; }
+static inline int64_t CFFmpeg_AV_NOPTS_VALUE(void) { return AV_NOPTS_VALUE; }
 #endif

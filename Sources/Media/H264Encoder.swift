@@ -1,0 +1,120 @@
+import CFFmpeg
+
+/// How to encode H.264 for live push.
+public struct H264EncoderSettings: Equatable, Sendable {
+    public var width: Int
+    public var height: Int
+    public var fps: Int
+    /// Seconds between keyframes.
+    public var gopSeconds: Int = 2
+    /// Constant bitrate target; the VBV buffer holds one second of it (live push sizing).
+    public var bitrateKbps: Int
+    public var encoder: H264EncoderName = .libx264
+
+    public init(width: Int, height: Int, fps: Int, bitrateKbps: Int) {
+        self.width = width
+        self.height = height
+        self.fps = fps
+        self.bitrateKbps = bitrateKbps
+    }
+}
+
+/// One encoded access unit: H.264 in Annex-B form, timed in frames of the encoder's rate.
+public struct EncodedVideoPacket: Equatable, Sendable {
+    public let data: [UInt8]
+    /// Presentation and decoding time, in frames (1/fps seconds).
+    public let pts: Int64
+    public let dts: Int64
+    public let isKeyframe: Bool
+}
+
+/// H.264 through libavcodec: libx264 with preset veryfast and tune zerolatency, CBR with a
+/// one-second VBV, a keyframe every GOP, no B-frames, the BT.601 limited-range matrix tagged
+/// in the VUI (what libyuv's ARGBToI420 produces), and SPS/PPS as global extradata for
+/// containers (and repeated before keyframes for live streams).
+public final class H264Encoder {
+    public let settings: H264EncoderSettings
+    let context: UnsafeMutablePointer<AVCodecContext>
+    private let packet: UnsafeMutablePointer<AVPacket>
+
+    public init(settings: H264EncoderSettings) throws(MediaError) {
+        guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0 else {
+            throw .invalidSize(width: settings.width, height: settings.height, reason: "H.264 4:2:0 needs an even size")
+        }
+        guard let codec = avcodec_find_encoder_by_name(settings.encoder.rawValue) else {
+            throw .encoderNotFound(settings.encoder.rawValue)
+        }
+        guard let context = avcodec_alloc_context3(codec), let packet = av_packet_alloc() else {
+            throw .ffmpeg("avcodec_alloc_context3", CFFmpeg_AVERROR(ENOMEM))
+        }
+        self.settings = settings
+        self.context = context
+        self.packet = packet
+        context.pointee.width = Int32(settings.width)
+        context.pointee.height = Int32(settings.height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.time_base = AVRational(num: 1, den: Int32(settings.fps))
+        context.pointee.framerate = AVRational(num: Int32(settings.fps), den: 1)
+        context.pointee.gop_size = Int32(settings.fps * settings.gopSeconds)
+        context.pointee.max_b_frames = 0
+        let bitsPerSecond = Int64(settings.bitrateKbps) * 1000
+        context.pointee.bit_rate = bitsPerSecond
+        context.pointee.rc_max_rate = bitsPerSecond
+        context.pointee.rc_buffer_size = Int32(clamping: bitsPerSecond)
+        context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        context.pointee.colorspace = AVCOL_SPC_SMPTE170M
+        context.pointee.color_primaries = AVCOL_PRI_SMPTE170M
+        context.pointee.color_trc = AVCOL_TRC_SMPTE170M
+        context.pointee.color_range = AVCOL_RANGE_MPEG
+        if settings.encoder == .libx264 {
+            _ = av_opt_set(context.pointee.priv_data, "preset", "veryfast", 0)
+            _ = av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
+            // Repeat SPS/PPS before every keyframe: a player joining a live stream can start there.
+            _ = av_opt_set(context.pointee.priv_data, "x264-params", "nal-hrd=cbr:force-cfr=1:repeat-headers=1", 0)
+        }
+        do {
+            try ffmpegCall("avcodec_open2(\(settings.encoder.rawValue))") { avcodec_open2(context, codec, nil) }
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    deinit { release() }
+
+    private func release() {
+        var context: UnsafeMutablePointer<AVCodecContext>? = self.context
+        avcodec_free_context(&context)
+        var packet: UnsafeMutablePointer<AVPacket>? = self.packet
+        av_packet_free(&packet)
+    }
+
+    /// SPS and PPS in Annex-B form (the avcC of a container is built from these).
+    public var extradata: [UInt8] {
+        guard let data = context.pointee.extradata, context.pointee.extradata_size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(context.pointee.extradata_size)))
+    }
+
+    /// Encodes `frame` as frame number `pts` (or, with nil, drains the encoder at the end);
+    /// returns the packets that came out.
+    public func encode(_ frame: VideoFrame?, pts: Int64) throws(MediaError) -> [EncodedVideoPacket] {
+        if let frame {
+            frame.frame.pointee.pts = pts
+            try ffmpegCall("avcodec_send_frame") { avcodec_send_frame(context, frame.frame) }
+        } else {
+            try ffmpegCall("avcodec_send_frame(flush)") { avcodec_send_frame(context, nil) }
+        }
+        var packets: [EncodedVideoPacket] = []
+        while true {
+            let result = avcodec_receive_packet(context, packet)
+            if result == CFFmpeg_AVERROR(EAGAIN) || result == CFFmpeg_AVERROR_EOF() { break }
+            if result < 0 { throw .ffmpeg("avcodec_receive_packet", result) }
+            defer { av_packet_unref(packet) }
+            packets.append(EncodedVideoPacket(
+                data: Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))),
+                pts: packet.pointee.pts, dts: packet.pointee.dts,
+                isKeyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0))
+        }
+        return packets
+    }
+}

@@ -1,0 +1,35 @@
+import CFFmpeg
+
+/// Why encoding, converting or writing media failed: the call, FFmpeg's code and words.
+public enum MediaError: Error, Equatable, CustomStringConvertible {
+    case ffmpeg(call: String, code: Int32, message: String)
+    case encoderNotFound(String)
+    case invalidSize(width: Int, height: Int, reason: String)
+    case unsupportedContainer(extension: String)
+
+    public var description: String {
+        switch self {
+        case .ffmpeg(let call, let code, let message): return "\(call) failed: \(message) (\(code))"
+        case .encoderNotFound(let name): return "libavcodec has no encoder '\(name)'"
+        case .invalidSize(let width, let height, let reason): return "size \(width)x\(height): \(reason)"
+        case .unsupportedContainer(let ext):
+            return "no recording format for '.\(ext)': use .mp4 (fragmented), .mkv or .flv"
+        }
+    }
+
+    /// An FFmpeg return code as an error, with av_strerror's words.
+    static func ffmpeg(_ call: String, _ code: Int32) -> MediaError {
+        var buffer = [CChar](repeating: 0, count: 256)
+        _ = av_strerror(code, &buffer, buffer.count)
+        let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return .ffmpeg(call: call, code: code, message: message)
+    }
+}
+
+/// Runs an FFmpeg call that returns a negative code on failure.
+@discardableResult
+func ffmpegCall(_ name: String, _ body: () -> Int32) throws(MediaError) -> Int32 {
+    let result = body()
+    if result < 0 { throw MediaError.ffmpeg(name, result) }
+    return result
+}

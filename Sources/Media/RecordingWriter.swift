@@ -1,0 +1,114 @@
+import CFFmpeg
+
+/// The container of a recording, chosen by the file's extension.
+public enum RecordingContainer: String, Sendable, CaseIterable {
+    /// Fragmented MP4: a fragment per keyframe, so a killed recorder leaves a playable file.
+    case mp4
+    /// Matroska: clusters are written as they fill, playable up to the last one.
+    case mkv
+    /// FLV, as sent to RTMP servers.
+    case flv
+
+    /// The container for `path`'s extension, or nil when there is none for it.
+    public init?(path: String) {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return nil }
+        self.init(rawValue: String(path[path.index(after: dot)...]).lowercased())
+    }
+
+    var muxerName: String {
+        switch self {
+        case .mp4: return "mp4"
+        case .mkv: return "matroska"
+        case .flv: return "flv"
+        }
+    }
+}
+
+/// Writes encoded H.264 into a file through libavformat, crash-safe: MP4 is fragmented at
+/// every keyframe (`frag_keyframe+empty_moov+default_base_moof`) and every packet is flushed,
+/// so whatever reached the disk before a crash plays.
+public final class RecordingWriter {
+    public let path: String
+    public let container: RecordingContainer
+    private let format: UnsafeMutablePointer<AVFormatContext>
+    private let stream: UnsafeMutablePointer<AVStream>
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let encoderTimeBase: AVRational
+    private var finished = false
+    public private(set) var bytesWritten: Int64 = 0
+
+    /// Opens `path` for the video of `encoder`. The container comes from the extension.
+    public init(path: String, encoder: H264Encoder) throws(MediaError) {
+        guard let container = RecordingContainer(path: path) else {
+            let ext = path.split(separator: ".").count > 1 ? String(path.split(separator: ".").last!) : ""
+            throw .unsupportedContainer(extension: ext)
+        }
+        self.path = path
+        self.container = container
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        try ffmpegCall("avformat_alloc_output_context2") {
+            avformat_alloc_output_context2(&context, nil, container.muxerName, path)
+        }
+        guard let format = context, let stream = avformat_new_stream(format, nil), let packet = av_packet_alloc() else {
+            avformat_free_context(context)
+            throw .ffmpeg("avformat_new_stream", CFFmpeg_AVERROR(ENOMEM))
+        }
+        self.format = format
+        self.stream = stream
+        self.packet = packet
+        encoderTimeBase = encoder.context.pointee.time_base
+        do {
+            try ffmpegCall("avcodec_parameters_from_context") {
+                avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context)
+            }
+            stream.pointee.time_base = encoderTimeBase
+            stream.pointee.avg_frame_rate = encoder.context.pointee.framerate
+            try ffmpegCall("avio_open(\(path))") { avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE) }
+            var options: OpaquePointer?
+            defer { av_dict_free(&options) }
+            if container == .mp4 {
+                av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0)
+            }
+            format.pointee.flush_packets = 1
+            try ffmpegCall("avformat_write_header") { avformat_write_header(format, &options) }
+        } catch {
+            closeFile()
+            throw error
+        }
+    }
+
+    deinit {
+        if !finished { try? finish() }
+        var packet: UnsafeMutablePointer<AVPacket>? = self.packet
+        av_packet_free(&packet)
+        avformat_free_context(format)
+    }
+
+    /// Appends one encoded packet.
+    public func write(_ encoded: EncodedVideoPacket) throws(MediaError) {
+        try ffmpegCall("av_new_packet") { av_new_packet(packet, Int32(encoded.data.count)) }
+        encoded.data.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: $0.count) }
+        packet.pointee.pts = av_rescale_q(encoded.pts, encoderTimeBase, stream.pointee.time_base)
+        packet.pointee.dts = av_rescale_q(encoded.dts, encoderTimeBase, stream.pointee.time_base)
+        packet.pointee.duration = av_rescale_q(1, encoderTimeBase, stream.pointee.time_base)
+        packet.pointee.stream_index = stream.pointee.index
+        if encoded.isKeyframe { packet.pointee.flags |= AV_PKT_FLAG_KEY }
+        let result = av_interleaved_write_frame(format, packet)
+        av_packet_unref(packet)
+        if result < 0 { throw .ffmpeg("av_interleaved_write_frame", result) }
+        bytesWritten = avio_tell(format.pointee.pb)
+    }
+
+    /// Writes the trailer and closes the file.
+    public func finish() throws(MediaError) {
+        guard !finished else { return }
+        finished = true
+        defer { closeFile() }
+        try ffmpegCall("av_write_trailer") { av_write_trailer(format) }
+        bytesWritten = avio_tell(format.pointee.pb)
+    }
+
+    private func closeFile() {
+        if format.pointee.pb != nil { avio_closep(&format.pointee.pb) }
+    }
+}

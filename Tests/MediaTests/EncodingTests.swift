@@ -1,0 +1,127 @@
+import Foundation
+import Media
+import Testing
+import TestSupport
+
+@Suite struct FrameConverterTests {
+    @Test func fitKeepsTheShapeWithBlackBars() {
+        let wide = FrameConverter.layout(sourceWidth: 1920, sourceHeight: 1200, outputWidth: 1280, outputHeight: 720,
+                                         mode: .fit)
+        #expect(wide.destination == ScreenArea(x: 64, y: 0, width: 1152, height: 720))
+        #expect(wide.source == ScreenArea(x: 0, y: 0, width: 1920, height: 1200))
+        let same = FrameConverter.layout(sourceWidth: 1920, sourceHeight: 1080, outputWidth: 1280, outputHeight: 720,
+                                         mode: .fit)
+        #expect(same.destination == ScreenArea(x: 0, y: 0, width: 1280, height: 720))
+    }
+
+    @Test func cropCutsTheOverflowAndFillStretches() {
+        let crop = FrameConverter.layout(sourceWidth: 1920, sourceHeight: 1200, outputWidth: 1280, outputHeight: 720,
+                                         mode: .crop)
+        #expect(crop.source == ScreenArea(x: 0, y: 60, width: 1920, height: 1080))
+        #expect(crop.destination == ScreenArea(x: 0, y: 0, width: 1280, height: 720))
+        let fill = FrameConverter.layout(sourceWidth: 1920, sourceHeight: 1200, outputWidth: 1280, outputHeight: 720,
+                                         mode: .fill)
+        #expect(fill.source == ScreenArea(x: 0, y: 0, width: 1920, height: 1200))
+        #expect(fill.destination == ScreenArea(x: 0, y: 0, width: 1280, height: 720))
+    }
+
+    @Test func redPictureFitIntoAWiderFrameHasBlackBars() throws {
+        let width = 200, height = 200
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        for index in stride(from: 0, to: pixels.count, by: 4) { pixels[index + 2] = 0xFF; pixels[index + 3] = 0xFF }
+        let frame = try VideoFrame(width: 320, height: 200)
+        try pixels.withUnsafeBytes {
+            try FrameConverter(scaleMode: .fit).convertBGRx($0, width: width, height: height, strideBytes: width * 4,
+                                                            into: frame)
+        }
+        #expect(frame.yuv(x: 160, y: 100) == (82, 90, 239))  // red, BT.601 limited
+        #expect(frame.yuv(x: 10, y: 100) == (16, 128, 128))  // left bar
+        #expect(frame.yuv(x: 310, y: 100) == (16, 128, 128))  // right bar
+    }
+
+    @Test func oddSizedFrameIsRefused() {
+        #expect(throws: MediaError.invalidSize(width: 321, height: 240, reason: "H.264 4:2:0 needs an even, positive size")) {
+            _ = try VideoFrame(width: 321, height: 240)
+        }
+    }
+}
+
+/// H.264 from libx264 into real files, read back by ffprobe and decoded by ffmpeg.
+@Suite struct RecordingTests {
+    /// Solid colours, one a second: (B, G, R).
+    static let colours: [[UInt8]] = [[0, 0, 255], [0, 255, 0], [255, 0, 0]]
+
+    private func record(to path: String, seconds: Int = 3, fps: Int = 30) throws {
+        let encoder = try H264Encoder(settings: H264EncoderSettings(width: 320, height: 240, fps: fps, bitrateKbps: 500))
+        let writer = try RecordingWriter(path: path, encoder: encoder)
+        let converter = FrameConverter()
+        let frame = try VideoFrame(width: 320, height: 240)
+        var pixels = [UInt8](repeating: 0xFF, count: 320 * 240 * 4)
+        for index in 0..<(seconds * fps) {
+            let colour = Self.colours[index / fps % Self.colours.count]
+            for offset in stride(from: 0, to: pixels.count, by: 4) {
+                pixels[offset] = colour[0]; pixels[offset + 1] = colour[1]; pixels[offset + 2] = colour[2]
+            }
+            try pixels.withUnsafeBytes {
+                try converter.convertBGRx($0, width: 320, height: 240, strideBytes: 1280, into: frame)
+            }
+            for packet in try encoder.encode(frame, pts: Int64(index)) { try writer.write(packet) }
+        }
+        for packet in try encoder.encode(nil, pts: 0) { try writer.write(packet) }
+        try writer.finish()
+    }
+
+    private func probe(_ path: String) throws -> [String: String] {
+        let result = try ProcessRunner.run("ffprobe", [
+            "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+            "stream=codec_name,width,height,r_frame_rate,nb_read_frames,color_space,color_range,has_b_frames",
+            "-of", "default=noprint_wrappers=1", path,
+        ])
+        #expect(result.exitCode == 0, "\(result)")
+        return Dictionary(result.standardOutput.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        }, uniquingKeysWith: { $1 })
+    }
+
+    @Test(arguments: RecordingContainer.allCases)
+    func recordingPlaysWithEveryFrameAndItsColours(container: RecordingContainer) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("rec"))
+            .path + "." + container.rawValue
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try record(to: path)
+        let stream = try probe(path)
+        #expect(stream["codec_name"] == "h264")
+        #expect(stream["width"] == "320" && stream["height"] == "240")
+        #expect(stream["r_frame_rate"] == "30/1")
+        #expect(stream["nb_read_frames"] == "90")
+        #expect(stream["color_space"] == "smpte170m" && stream["color_range"] == "tv")
+        #expect(stream["has_b_frames"] == "0")
+        // The middle frame of each second, decoded to RGB, is that second's colour.
+        for (second, colour) in Self.colours.enumerated() {
+            let rawPath = path + ".rgb"
+            defer { try? FileManager.default.removeItem(atPath: rawPath) }
+            let decoded = try ProcessRunner.run("ffmpeg", [
+                "-nostdin", "-v", "error", "-y", "-i", path, "-vf", "select=eq(n\\,\(second * 30 + 15))",
+                "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", rawPath,
+            ])
+            #expect(decoded.exitCode == 0, "\(decoded)")
+            let rgb = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: rawPath))) ?? Data())
+            #expect(rgb.count == 320 * 240 * 3, "decoded \(rgb.count) bytes")
+            guard rgb.count >= 3 * (120 * 320 + 161) else { continue }
+            let pixel = Array(rgb[(120 * 320 + 160) * 3..<(120 * 320 + 161) * 3])
+            let expected = [colour[2], colour[1], colour[0]].map(Int.init)
+            #expect(zip(pixel.map(Int.init), expected).allSatisfy { abs($0 - $1) <= 12 },
+                    "second \(second): decoded \(pixel), drew \(expected)")
+        }
+    }
+
+    @Test func unknownExtensionIsRefusedNamingTheFormats() throws {
+        let encoder = try H264Encoder(settings: H264EncoderSettings(width: 64, height: 64, fps: 30, bitrateKbps: 100))
+        #expect(throws: MediaError.unsupportedContainer(extension: "avi")) {
+            _ = try RecordingWriter(path: "/tmp/livepush-test.avi", encoder: encoder)
+        }
+        #expect(MediaError.unsupportedContainer(extension: "avi").description
+            == "no recording format for '.avi': use .mp4 (fragmented), .mkv or .flv")
+    }
+}
