@@ -43,12 +43,13 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
+        .target(name: "LivePush", dependencies: ["CaptureLink", "Media"]),
 
         // MARK: Executables.
 
         .executableTarget(
             name: "livepush",
-            dependencies: ["CommandLineSupport", "CaptureLink", "Media", "ScreenCapture", "AudioCapture"]),
+            dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "ScreenCapture", "AudioCapture"]),
         .executableTarget(
             name: "livepush-capture",
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture"]),
@@ -63,6 +64,7 @@ let package = Package(
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
+        .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(

@@ -1,0 +1,1 @@
+// The LivePush SDK: configuration, the pusher, its observer.
