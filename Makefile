@@ -16,16 +16,10 @@ bootstrap:
 build: bootstrap
 	$(SWIFT) build -c release
 
-# The pusher (livepush screen / push) is not built yet, so the main job is the machine check.
-# Without a desktop (no DISPLAY) it runs against the private environment of tools/testenv.
+# The main job: record the screen with `livepush screen` (tools/demo). Without a desktop (no
+# DISPLAY) it records 10 s of a private Xvfb with moving content.
 run: build
-	@if [ -n "$${DISPLAY:-}" ]; then \
-	    $(RELEASE_BIN)/livepush doctor; \
-	else \
-	    echo "make run: no DISPLAY; checking against a private Xvfb, nginx-rtmp and PipeWire (tools/testenv)"; \
-	    tools/testenv run -- $(RELEASE_BIN)/livepush doctor; \
-	fi
-	@echo "make run: screen capture, recording and RTMP push are not built yet; 'livepush doctor' is what runs today."
+	@tools/demo
 
 # Build first, so that a compile error is reported without the environment's noise;
 # tools/testenv stops the environment however the tests end.

@@ -238,7 +238,9 @@ public final class HelperEndpoint {
                 case .wouldBlock:
                     break
                 case .endOfStream:
-                    throw .pusherClosed
+                    // Hand over what came before the end (a STOP, typically) first.
+                    if requests.isEmpty { throw .pusherClosed }
+                    return requests
                 case .datagram(let count, let descriptors, let truncated, let controlTruncated):
                     closeAll(descriptors)
                     lastReceiveNs = MonotonicClock.nowNs()

@@ -129,7 +129,13 @@ public final class PusherEndpoint: @unchecked Sendable {
         }
         rejected.removeAll()
         if let active = session {
+            // STOP, then wait (at most the 1 s grace) for the helper's FINISH before closing.
             active.requestStop(reason: .pusherExiting, text: "the pusher is shutting down")
+            let deadlineNs = MonotonicClock.nowNs() + 1_000_000_000
+            while !active.isClosed && MonotonicClock.nowNs() < deadlineNs {
+                var ready = pollfd(fd: active.socket.descriptor, events: Int16(POLLIN), revents: 0)
+                if poll(&ready, 1, 50) > 0 { active.receiveAvailable() }
+            }
             active.close()
             end(&session)
         }

@@ -38,6 +38,7 @@ public final class H264Encoder {
     private let packet: UnsafeMutablePointer<AVPacket>
 
     public init(settings: H264EncoderSettings) throws(MediaError) {
+        MediaLogging.quietLibraries()
         guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0 else {
             throw .invalidSize(width: settings.width, height: settings.height, reason: "H.264 4:2:0 needs an even size")
         }
@@ -117,4 +118,11 @@ public final class H264Encoder {
         }
         return packets
     }
+}
+
+/// FFmpeg's libraries print to stderr by default (x264's banner, its statistics); LivePush
+/// reports through its own errors and observer instead, so only their errors are let through.
+enum MediaLogging {
+    private static let quieted: Void = { av_log_set_level(AV_LOG_ERROR) }()
+    static func quietLibraries() { _ = quieted }
 }

@@ -36,6 +36,9 @@ public final class RecordingWriter {
     private let encoderTimeBase: AVRational
     private var finished = false
     public private(set) var bytesWritten: Int64 = 0
+    /// Subtracted from every packet's timestamps, so that a recording that starts mid-stream
+    /// starts at zero (set it to the first packet's pts).
+    public var timestampOffset: Int64 = 0
 
     /// Opens `path` for the video of `encoder`. The container comes from the extension.
     public init(path: String, encoder: H264Encoder) throws(MediaError) {
@@ -88,8 +91,8 @@ public final class RecordingWriter {
     public func write(_ encoded: EncodedVideoPacket) throws(MediaError) {
         try ffmpegCall("av_new_packet") { av_new_packet(packet, Int32(encoded.data.count)) }
         encoded.data.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: $0.count) }
-        packet.pointee.pts = av_rescale_q(encoded.pts, encoderTimeBase, stream.pointee.time_base)
-        packet.pointee.dts = av_rescale_q(encoded.dts, encoderTimeBase, stream.pointee.time_base)
+        packet.pointee.pts = av_rescale_q(encoded.pts - timestampOffset, encoderTimeBase, stream.pointee.time_base)
+        packet.pointee.dts = av_rescale_q(encoded.dts - timestampOffset, encoderTimeBase, stream.pointee.time_base)
         packet.pointee.duration = av_rescale_q(1, encoderTimeBase, stream.pointee.time_base)
         packet.pointee.stream_index = stream.pointee.index
         if encoded.isKeyframe { packet.pointee.flags |= AV_PKT_FLAG_KEY }

@@ -54,6 +54,11 @@ public final class VideoFrame {
         SetPlane(v.data, v.stride, Int32(width / 2), Int32(height / 2), 128)
     }
 
+    /// Asks the encoder to make this picture a keyframe (for an output that starts now).
+    public func requestKeyframe(_ keyframe: Bool) {
+        frame.pointee.pict_type = keyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+    }
+
     /// The Y, U and V values at a pixel, for tests and diagnostics.
     public func yuv(x: Int, y: Int) -> (y: UInt8, u: UInt8, v: UInt8) {
         let luma = plane(0), cb = plane(1), cr = plane(2)

@@ -15,13 +15,15 @@ let usage = """
            livepush --help | --version
 
     Commands:
+      screen          Record the screen to a file (starts its own capture helper).
+      record          Record what a capture helper sends on a group.
       doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
       check-helper    Run a capture helper and check it against the Capture Link specification.
 
     Options:
     \(ArgumentParser.optionsHelp(topLevelOptions))
 
-    Not built yet: screen capture with recording (livepush screen), RTMP push (livepush push).
+    Not built yet: the microphone, RTMP push (livepush push).
     Run 'livepush <command> --help' for a command's options.
     """
 
@@ -33,6 +35,8 @@ guard let first = arguments.first else {
 switch first {
 case "doctor":
     Doctor.main(Array(arguments.dropFirst()))
+case "screen", "record":
+    ScreenCommand.main(first, Array(arguments.dropFirst()))
 case "check-helper":
     CheckHelper.main(Array(arguments.dropFirst()))
 case let option where option.hasPrefix("-"):

@@ -1,0 +1,242 @@
+import CaptureLink
+import Foundation
+import Media
+
+/// Why the pusher could not start something.
+public enum LivePushError: Error, CustomStringConvertible {
+    case config(LivePushConfigError)
+    case screenCapture(Rendezvous.Failure)
+    case encoder(MediaError)
+    case alreadyCapturing(group: String)
+
+    public var description: String {
+        switch self {
+        case .config(let error): return "invalid configuration: \(error)"
+        case .screenCapture(let failure): return "cannot listen for a capture helper: \(failure)"
+        case .encoder(let error): return "cannot start the video encoder: \(error)"
+        case .alreadyCapturing(let group): return "screen capture is already running on group '\(group)'"
+        }
+    }
+}
+
+/// The LivePush SDK's pusher: takes the screen from a capture helper (Capture Link), encodes
+/// it, records it, and reports to its observer on one serial queue, in order.
+///
+/// Thread-safe: every method may be called from any thread.
+public final class LivePusher: @unchecked Sendable {
+    public let config: LivePushConfig
+    private weak var observer: (any LivePusherObserver)?
+    private let callbackQueue: DispatchQueue
+    private let lock = NSLock()
+    private var endpoint: PusherEndpoint?
+    private var pipeline: VideoPipeline?
+    private var recording: LocalRecording?
+    private var statisticsTimer: DispatchSourceTimer?
+    private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, bytes: 0)
+    private var lastCpuSeconds = 0.0
+
+    /// A pusher with a validated `config`. Callbacks go to `observer` on `callbackQueue`
+    /// (a private serial queue when nil).
+    public init(config: LivePushConfig, observer: (any LivePusherObserver)? = nil, callbackQueue: DispatchQueue? = nil)
+        throws(LivePushError)
+    {
+        do { self.config = try config.validated() } catch { throw .config(error) }
+        self.observer = observer
+        self.callbackQueue = callbackQueue ?? DispatchQueue(label: "livepush.observer")
+    }
+
+    deinit { destroy() }
+
+    // MARK: Screen capture
+
+    /// Listens for a capture helper on `group` and starts the video pipeline (black until a
+    /// helper sends frames). `runtimeDirectory` overrides XDG_RUNTIME_DIR.
+    public func startScreenCapture(group: String, runtimeDirectory: String? = nil) throws(LivePushError) {
+        lock.lock()
+        defer { lock.unlock() }
+        if let endpoint { throw .alreadyCapturing(group: endpoint.configuration.group) }
+        let bitrates = config.effectiveBitratesKbps
+        let settings = VideoPipelineSettings(
+            width: config.videoWidth, height: config.videoHeight, fps: config.fps, gopSeconds: config.gopSeconds,
+            bitrateKbps: bitrates.initial, encoder: config.encoder, scaleMode: config.scaleMode)
+        let box = EndpointBox()
+        let pipeline: VideoPipeline
+        do {
+            pipeline = try VideoPipeline(settings: settings) { box.endpoint?.acquireLatestFrame() }
+        } catch {
+            throw .encoder(error)
+        }
+        var endpointConfiguration = PusherEndpointConfiguration(group: group)
+        endpointConfiguration.runtimeDirectory = runtimeDirectory
+        endpointConfiguration.fps = UInt32(config.fps)
+        let endpoint: PusherEndpoint
+        do {
+            endpoint = try PusherEndpoint(configuration: endpointConfiguration) { [weak self] event in
+                self?.handle(event)
+            }
+        } catch {
+            throw .screenCapture(error)
+        }
+        box.endpoint = endpoint
+        pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
+        pipeline.onEncoderError = { [weak self] error in
+            self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
+        }
+        self.endpoint = endpoint
+        self.pipeline = pipeline
+        pipeline.start()
+        startStatistics()
+    }
+
+    /// The socket a helper connects to, while screen capture runs.
+    public var screenCaptureSocketPath: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return endpoint?.rendezvous.socketPath
+    }
+
+    /// Stops the helper (STOP), the pipeline and any recording.
+    public func stopScreenCapture() {
+        stopLocalRecording()
+        lock.lock()
+        let endpoint = self.endpoint, pipeline = self.pipeline
+        self.endpoint = nil
+        self.pipeline = nil
+        statisticsTimer?.cancel()
+        statisticsTimer = nil
+        lock.unlock()
+        endpoint?.stop()
+        pipeline?.stop()
+    }
+
+    private func handle(_ event: CaptureLinkEvent) {
+        switch event {
+        case .started:
+            notify { $0.onScreenCaptureStarted() }
+        case .finished(let code, let text):
+            let reason: Int32 = code == FinishReason.user.rawValue ? 0 : 1
+            if reason != 0 {
+                notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: "capture helper finished: \(text)",
+                                      extraInfo: ["reason": String(code)]) }
+            }
+            notify { $0.onScreenCaptureStopped(reason: reason) }
+        case .lost(let reason):
+            notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: reason, extraInfo: [:]) }
+            notify { $0.onScreenCaptureStopped(reason: 1) }
+        case .violation(let violation, _):
+            notify { $0.onWarning(code: LivePushWarningCode.helperViolation, message: violation.description,
+                                  extraInfo: ["rule": violation.code.name]) }
+            notify { $0.onScreenCaptureStopped(reason: 1) }
+        case .rejected(let code, let reason):
+            notify { $0.onWarning(code: LivePushWarningCode.helperRejected, message: reason,
+                                  extraInfo: ["rule": code.name]) }
+        case .connected, .frame, .unchangedFrame, .audio, .paused, .resumed:
+            break
+        }
+    }
+
+    // MARK: Local recording
+
+    /// Starts recording to `path` (.mp4 fragmented, .mkv or .flv). Returns 0, or the reference
+    /// SDK's code: -1 internal error (also: screen capture not started), -2 unsupported
+    /// extension, -6 already recording, -7 the file exists, -8 no permission. The same code
+    /// arrives in `onLocalRecordBegin`.
+    @discardableResult
+    public func startLocalRecording(path: String, progressIntervalMs: Int = 1000) -> Int32 {
+        lock.lock()
+        let code: Int32
+        if recording != nil {
+            code = LocalRecordingCode.alreadyRecording
+        } else if let pipeline {
+            switch LocalRecording.open(path: path, encoder: pipeline.videoEncoder, progressIntervalMs: progressIntervalMs) {
+            case .success(let recording):
+                recording.onProgress = { [weak self] durationMs in
+                    self?.notify { $0.onLocalRecording(durationMs: durationMs, storagePath: path) }
+                }
+                recording.onFailure = { [weak self] error in
+                    self?.notify { $0.onError(code: LocalRecordingCode.internalError,
+                                              message: "recording failed: \(error)", extraInfo: ["path": path]) }
+                }
+                self.recording = recording
+                pipeline.add(recording)
+                code = LocalRecordingCode.ok
+            case .failure(let error):
+                code = error.code
+            }
+        } else {
+            code = LocalRecordingCode.internalError
+        }
+        lock.unlock()
+        notify { $0.onLocalRecordBegin(code: code, storagePath: path) }
+        return code
+    }
+
+    /// Finishes the recording, if any: its file is complete when `onLocalRecordComplete` says 0.
+    public func stopLocalRecording() {
+        lock.lock()
+        let recording = self.recording
+        self.recording = nil
+        if let recording { pipeline?.remove(recording) }
+        lock.unlock()
+        guard let recording else { return }
+        let failure = recording.finish()
+        notify { $0.onLocalRecordComplete(code: failure == nil ? 0 : LocalRecordingCode.internalError,
+                                          storagePath: recording.path) }
+    }
+
+    /// Stops everything; the pusher cannot be used afterwards.
+    public func destroy() {
+        stopScreenCapture()
+        callbackQueue.sync {}  // every callback already queued has run
+    }
+
+    // MARK: Statistics
+
+    /// The latest figures (also sent to `onStatisticsUpdate` once a second).
+    public private(set) var statistics = LivePusherStatistics()
+
+    private func startStatistics() {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "livepush.statistics"))
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [weak self] in self?.updateStatistics() }
+        statisticsTimer = timer
+        timer.resume()
+    }
+
+    private func updateStatistics() {
+        lock.lock()
+        guard let pipeline else { lock.unlock(); return }
+        let counters = pipeline.counters
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpuSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        var figures = LivePusherStatistics()
+        figures.appCpu = Int((100 * (cpuSeconds - lastCpuSeconds)).rounded())
+        figures.width = config.videoWidth
+        figures.height = config.videoHeight
+        figures.fps = counters.encoded - lastCounters.encoded
+        figures.videoBitrateKbps = (counters.bytes - lastCounters.bytes) * 8 / 1000
+        figures.framesRepeated = counters.repeated
+        figures.framesSkipped = counters.skipped
+        figures.recordingBytes = recording?.bytesWritten ?? 0
+        lastCounters = counters
+        lastCpuSeconds = cpuSeconds
+        statistics = figures
+        lock.unlock()
+        let snapshot = figures
+        notify { $0.onStatisticsUpdate(snapshot) }
+    }
+
+    private func notify(_ call: @escaping @Sendable (any LivePusherObserver) -> Void) {
+        callbackQueue.async { [weak self] in
+            guard let observer = self?.observer else { return }
+            call(observer)
+        }
+    }
+}
+
+/// Lets the pipeline reach the endpoint created after it.
+private final class EndpointBox: @unchecked Sendable {
+    var endpoint: PusherEndpoint?
+}

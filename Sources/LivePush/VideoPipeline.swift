@@ -1,0 +1,171 @@
+import CaptureLink
+import Foundation
+import Media
+import Synchronization
+
+/// What the video pipeline produces: sizes, rate, encoder.
+struct VideoPipelineSettings: Sendable {
+    var width: Int
+    var height: Int
+    var fps: Int
+    var gopSeconds: Int
+    var bitrateKbps: Int
+    var encoder: H264EncoderName
+    var scaleMode: ScaleMode
+}
+
+/// Where encoded video goes (recordings now; RTMP outputs later). Called on the pipeline thread.
+protocol EncodedVideoSink: AnyObject, Sendable {
+    func receive(_ packet: EncodedVideoPacket, ptsMs: Int64)
+}
+
+/// The video pipeline, on its own thread: at a constant output frame rate, on CLOCK_MONOTONIC
+/// deadlines, it takes the newest frame the helper published (or repeats the last picture when
+/// nothing new came), converts it to I420 at the output size, encodes it, and hands the packets
+/// to the sinks. Frames are pooled: steady state allocates no pictures.
+final class VideoPipeline: @unchecked Sendable {
+    let settings: VideoPipelineSettings
+    private let frameSource: @Sendable () -> BorrowedFrame?
+    private let encoder: H264Encoder
+    private let converter: FrameConverter
+    private let picture: VideoFrame
+    private let running = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let state = Mutex(State())
+    /// Called once, on the pipeline thread, when the first helper frame was converted.
+    var onFirstFrame: (@Sendable () -> Void)?
+    /// Called on the pipeline thread when the encoder fails.
+    var onEncoderError: (@Sendable (MediaError) -> Void)?
+
+    struct State {
+        var sinks: [ObjectIdentifier: EncodedVideoSink] = [:]
+        var keyframeRequested = false
+        var framesEncoded = 0
+        var framesRepeated = 0
+        var framesSkipped = 0
+        var bytesEncoded = 0
+        var lastSequence: UInt64 = 0
+    }
+
+    init(settings: VideoPipelineSettings, frameSource: @escaping @Sendable () -> BorrowedFrame?) throws(MediaError) {
+        self.settings = settings
+        self.frameSource = frameSource
+        var encoderSettings = H264EncoderSettings(width: settings.width, height: settings.height, fps: settings.fps,
+                                                  bitrateKbps: settings.bitrateKbps)
+        encoderSettings.gopSeconds = settings.gopSeconds
+        encoderSettings.encoder = settings.encoder
+        encoder = try H264Encoder(settings: encoderSettings)
+        converter = FrameConverter(scaleMode: settings.scaleMode)
+        picture = try VideoFrame(width: settings.width, height: settings.height)
+        picture.fillBlack()
+    }
+
+    /// The encoder, for outputs that need its parameters (a container's codec configuration).
+    var videoEncoder: H264Encoder { encoder }
+
+    func start() {
+        guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        let thread = Thread { [self] in run() }
+        thread.name = "livepush-video"
+        thread.start()
+    }
+
+    /// Stops the thread after the frame in progress; drains the encoder into the sinks.
+    func stop() {
+        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        finished.wait()
+    }
+
+    func add(_ sink: EncodedVideoSink) {
+        state.withLock {
+            $0.sinks[ObjectIdentifier(sink)] = sink
+            $0.keyframeRequested = true  // a new output starts on a keyframe
+        }
+    }
+
+    func remove(_ sink: EncodedVideoSink) {
+        _ = state.withLock { $0.sinks.removeValue(forKey: ObjectIdentifier(sink)) }
+    }
+
+    /// Counters since the start: encoded, repeated and skipped frames, encoded bytes.
+    var counters: (encoded: Int, repeated: Int, skipped: Int, bytes: Int) {
+        state.withLock { ($0.framesEncoded, $0.framesRepeated, $0.framesSkipped, $0.bytesEncoded) }
+    }
+
+    private func run() {
+        defer { finished.signal() }
+        let intervalNs = 1_000_000_000 / UInt64(settings.fps)
+        let startNs = MonotonicClock.nowNs()
+        var tick: UInt64 = 0
+        var sawFirstFrame = false
+        while running.load(ordering: .relaxed) {
+            MonotonicClock.sleep(untilNs: startNs + tick * intervalNs)
+            let fresh = takeNewestFrame()
+            if fresh && !sawFirstFrame {
+                sawFirstFrame = true
+                onFirstFrame?()
+            }
+            if !fresh { state.withLock { $0.framesRepeated += 1 } }
+            let forceKeyframe = state.withLock { state -> Bool in
+                defer { state.keyframeRequested = false }
+                return state.keyframeRequested
+            }
+            encodeAndDeliver(pts: Int64(tick), forceKeyframe: forceKeyframe)
+            // Next deadline; when behind by more than a frame, skip ticks rather than burst,
+            // so timestamps stay on the capture clock.
+            tick += 1
+            let behind = (MonotonicClock.nowNs() - startNs) / intervalNs
+            if behind > tick { tick = behind }
+        }
+        do {
+            deliver(try encoder.encode(nil, pts: 0))
+        } catch {
+            onEncoderError?(error)
+        }
+    }
+
+    /// Converts the newest helper frame into the output picture; false when there was none new.
+    private func takeNewestFrame() -> Bool {
+        guard let frame = frameSource() else { return false }
+        defer { frame.release() }
+        let info = frame.info
+        let isNew = state.withLock { state -> Bool in
+            guard info.sequence > state.lastSequence else { return false }
+            if state.lastSequence != 0 { state.framesSkipped += Int(info.sequence - state.lastSequence - 1) }
+            state.lastSequence = info.sequence
+            return true
+        }
+        guard isNew, info.format == .bgrx || info.format == .bgra else { return false }
+        do {
+            try frame.withPlanes { planes in
+                try converter.convertBGRx(planes[0], width: info.width, height: info.height,
+                                          strideBytes: info.strides[0], into: picture)
+            }
+        } catch {
+            return false
+        }
+        return true
+    }
+
+    private func encodeAndDeliver(pts: Int64, forceKeyframe: Bool) {
+        picture.requestKeyframe(forceKeyframe)
+        do {
+            deliver(try encoder.encode(picture, pts: pts))
+        } catch {
+            onEncoderError?(error)
+        }
+    }
+
+    private func deliver(_ packets: [EncodedVideoPacket]) {
+        guard !packets.isEmpty else { return }
+        let sinks = state.withLock { state -> [EncodedVideoSink] in
+            state.framesEncoded += packets.count
+            state.bytesEncoded += packets.reduce(0) { $0 + $1.data.count }
+            return Array(state.sinks.values)
+        }
+        for packet in packets {
+            let ptsMs = packet.pts * 1000 / Int64(settings.fps)
+            for sink in sinks { sink.receive(packet, ptsMs: ptsMs) }
+        }
+    }
+}

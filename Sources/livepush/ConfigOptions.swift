@@ -1,0 +1,100 @@
+// The command-line face of LivePushConfig: one long option per field, plus --config FILE for a JSON file.
+import CommandLineSupport
+import Foundation
+import LivePush
+import Media
+
+/// The options that set a `LivePushConfig`, for the commands that broadcast or record.
+/// The defaults apply first, then the `--config` file, then each option given (so options override the file).
+enum ConfigOptions {
+    typealias Field = LivePushConfig.Field
+
+    static let specs: [OptionSpec] = [
+        .value("config", valueName: "FILE",
+               help: "Read the configuration from a JSON file; options given too override it."),
+        .value(Field.resolution.optionName, valueName: "1080p|WxH",
+               help: "Video size: 360p, 540p, 720p, 1080p, 1440p, 2160p or e.g. 1280x720 (default 1080p)."),
+        .value(Field.fps.optionName, valueName: "N", help: "Frames per second, 1 to 60 (default 30)."),
+        .value(Field.gopSeconds.optionName, valueName: "SECONDS",
+               help: "Seconds between keyframes, 1 to 10 (default 2)."),
+        .value(Field.qualityMode.optionName, valueName: "MODE",
+               help: "resolution-first (default), fluency-first or custom (needs the three bitrates)."),
+        .value(Field.targetVideoBitrateKbps.optionName, valueName: "KBPS",
+               help: "Target video bitrate, 100 to 50000 (default: from the quality mode's table)."),
+        .value(Field.minVideoBitrateKbps.optionName, valueName: "KBPS",
+               help: "Lowest video bitrate on a weak network (default: from the table)."),
+        .value(Field.initialVideoBitrateKbps.optionName, valueName: "KBPS",
+               help: "Video bitrate at the start (default: from the table)."),
+        .value(Field.encoder.optionName, valueName: "NAME",
+               help: "H.264 encoder: libx264 (default), libopenh264, h264_vaapi or h264_nvenc."),
+        .value(Field.audioSampleRateHz.optionName, valueName: "HZ", help: "Audio sample rate: 44100 or 48000 (default)."),
+        .value(Field.audioChannels.optionName, valueName: "N", help: "Audio channels: 1 or 2 (default)."),
+        .value(Field.audioBitrateKbps.optionName, valueName: "KBPS", help: "AAC bitrate, 32 to 320 (default 128)."),
+        .value(Field.scaleMode.optionName, valueName: "MODE",
+               help: "Screen into the video size: fit with black bars (default), fill (stretch) or crop."),
+        .value(Field.connectRetryIntervalMs.optionName, valueName: "MS",
+               help: "Wait between reconnection attempts, 1000 to 60000 (default 2000)."),
+        .value(Field.connectRetryCount.optionName, valueName: "N",
+               help: "Reconnection attempts before giving up, 0 to 100 (default 5)."),
+        .flag(Field.autoBitrate.optionName, help: "Keep the video at the initial bitrate instead of following the network."),
+    ]
+
+    /// The configuration that `parsed` describes, validated. Throws `ArgumentError` for a value that is not a
+    /// number or a `--config` file that cannot be read, `LivePushConfigError` for one that is out of range.
+    static func config(from parsed: ParsedArguments) throws -> LivePushConfig {
+        var config = LivePushConfig.screenDefault
+        if let path = parsed.value("config") {
+            config = try load(path)
+        }
+        if let text = parsed.value(Field.resolution.optionName) {
+            config.resolution = try VideoResolution(parsing: text)
+        }
+        if let fps = try number(.fps, parsed) { config.fps = fps }
+        if let gop = try number(.gopSeconds, parsed) { config.gopSeconds = gop }
+        if let text = parsed.value(Field.qualityMode.optionName) {
+            config.qualityMode = try QualityMode(parsing: text)
+        }
+        if let kbps = try number(.targetVideoBitrateKbps, parsed) { config.targetVideoBitrateKbps = kbps }
+        if let kbps = try number(.minVideoBitrateKbps, parsed) { config.minVideoBitrateKbps = kbps }
+        if let kbps = try number(.initialVideoBitrateKbps, parsed) { config.initialVideoBitrateKbps = kbps }
+        if let text = parsed.value(Field.encoder.optionName) {
+            config.encoder = try LivePushConfig.encoder(named: text)
+        }
+        if let hz = try number(.audioSampleRateHz, parsed) { config.audioSampleRateHz = hz }
+        if let channels = try number(.audioChannels, parsed) { config.audioChannels = channels }
+        if let kbps = try number(.audioBitrateKbps, parsed) { config.audioBitrateKbps = kbps }
+        if let text = parsed.value(Field.scaleMode.optionName) {
+            config.scaleMode = try LivePushConfig.scaleMode(named: text)
+        }
+        if let ms = try number(.connectRetryIntervalMs, parsed) { config.connectRetryIntervalMs = ms }
+        if let count = try number(.connectRetryCount, parsed) { config.connectRetryCount = count }
+        if parsed.has(Field.autoBitrate.optionName) { config.autoBitrate = false }
+        return try config.validated()
+    }
+
+    /// The option's value as a whole number, nil when the option was not given.
+    private static func number(_ field: Field, _ parsed: ParsedArguments) throws(ArgumentError) -> Int? {
+        guard let text = parsed.value(field.optionName) else { return nil }
+        guard let value = Int(text) else {
+            let unit = field.unit.map { " of \($0)" } ?? ""
+            throw .invalidValue(option: field.optionName, value: text, reason: "expected a whole number\(unit)")
+        }
+        return value
+    }
+
+    /// The JSON file at `path`; its errors name the file (and the key, for one that is not right).
+    private static func load(_ path: String) throws(ArgumentError) -> LivePushConfig {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
+            throw .invalidValue(option: "config", value: path, reason: reason)
+        }
+        do {
+            return try LivePushConfig.decodeJSON(data)
+        } catch {
+            throw .invalidValue(option: "config", value: path, reason: error.description)
+        }
+    }
+}

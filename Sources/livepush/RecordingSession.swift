@@ -1,0 +1,221 @@
+import CommandLineSupport
+import Dispatch
+import Foundation
+import LivePush
+
+/// One `livepush screen` or `livepush record` run: the pusher, the helper it may start, the
+/// live status line, and a clean end on Ctrl-C, SIGTERM, --duration or the helper's end.
+final class RecordingSession: LivePusherObserver, @unchecked Sendable {
+    let config: LivePushConfig
+    let output: String
+    let group: String
+    let quiet: Bool
+    let durationSeconds: Double?
+    private let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var statistics = LivePusherStatistics()
+    private var recordedMs = 0
+    private var captureStarted = false
+    private var statusShown = false
+    private var recordingComplete = DispatchSemaphore(value: 0)
+    private var recordingCode: Int32 = 0
+    private var helperFailed = false
+    private var stopping = false
+
+    init(config: LivePushConfig, output: String, group: String, quiet: Bool, durationSeconds: Double?) {
+        self.config = config
+        self.output = output
+        self.group = group
+        self.quiet = quiet
+        self.durationSeconds = durationSeconds
+    }
+
+    func run(startHelper: Bool, helperArguments: [String]) -> Terminal.ExitCode {
+        let pusher: LivePusher
+        do {
+            pusher = try LivePusher(config: config, observer: self)
+            try pusher.startScreenCapture(group: group)
+        } catch {
+            Terminal.printError("livepush: \(error)")
+            return .failure
+        }
+        let code = pusher.startLocalRecording(path: output, progressIntervalMs: 100)
+        guard code == 0 else {
+            Terminal.printError("livepush: cannot record to '\(output)': \(Self.describe(recordingCode: code))")
+            pusher.destroy()
+            return .failure
+        }
+        var helper: Process?
+        if startHelper {
+            do {
+                helper = try startCaptureHelper(helperArguments)
+            } catch {
+                Terminal.printError("livepush: cannot start livepush-capture: \(error)")
+                pusher.destroy()
+                return .failure
+            }
+        } else {
+            note("waiting for a capture helper on group '\(group)' (\(pusher.screenCaptureSocketPath ?? ""))")
+        }
+        let signals = watchSignals()
+        if let durationSeconds {
+            DispatchQueue.global().asyncAfter(deadline: .now() + durationSeconds) { [self] in done.signal() }
+        }
+        let statusTimer = startStatusLine()
+        done.wait()
+        statusTimer?.cancel()
+        signals.forEach { $0.cancel() }
+        if statusShown { FileHandle.standardError.write(Data("\n".utf8)) }
+
+        lock.withLock { stopping = true }
+        pusher.stopLocalRecording()
+        _ = recordingComplete.wait(timeout: .now() + 5)
+        pusher.stopScreenCapture()
+        if let helper { reap(helper) }
+        pusher.destroy()
+        return summarize()
+    }
+
+    // MARK: The helper
+
+    private func startCaptureHelper(_ arguments: [String]) throws -> Process {
+        let helper = Process()
+        helper.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("livepush-capture")
+        helper.arguments = ["--group", group] + arguments
+        let errors = Pipe()
+        helper.standardError = errors
+        helper.standardOutput = errors
+        helper.standardInput = FileHandle.nullDevice
+        // The helper's lines, prefixed, in our stderr.
+        let reader = Thread {
+            var pending = Data()
+            while true {
+                let chunk = errors.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    self.note("capture: " + line.replacingOccurrences(of: "livepush-capture: ", with: ""))
+                }
+            }
+        }
+        helper.terminationHandler = { [weak self] process in
+            guard let self else { return }
+            let started = self.lock.withLock { self.captureStarted }
+            if process.terminationStatus != 0 && !started {
+                self.note("the capture helper exited with status \(process.terminationStatus) before sending the screen")
+                self.lock.withLock { self.helperFailed = true }
+                self.done.signal()
+            }
+        }
+        try helper.run()
+        reader.start()
+        return helper
+    }
+
+    private func reap(_ helper: Process) {
+        let deadline = Date().addingTimeInterval(2)
+        while helper.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if helper.isRunning { helper.terminate() }
+        helper.waitUntilExit()
+    }
+
+    private func watchSignals() -> [DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in done.signal() }
+            source.resume()
+            return source
+        }
+    }
+
+    // MARK: Status
+
+    private func startStatusLine() -> DispatchSourceTimer? {
+        guard !quiet else { return nil }
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [self] in
+            let (figures, ms) = lock.withLock { (statistics, recordedMs) }
+            let line = String(format: "\rrecording %@  %d fps  %d kbit/s  repeated %d  skipped %d  size %@   ",
+                              Self.clock(ms), figures.fps, figures.videoBitrateKbps, figures.framesRepeated,
+                              figures.framesSkipped, Self.size(figures.recordingBytes))
+            lock.withLock { statusShown = true }
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+        timer.resume()
+        return timer
+    }
+
+    private func summarize() -> Terminal.ExitCode {
+        let (ms, code, failed) = lock.withLock { (recordedMs, recordingCode, helperFailed) }
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int64) ?? 0
+        if failed {
+            Terminal.printError("livepush: nothing was captured; '\(output)' holds no picture of the screen")
+            return .failure
+        }
+        guard code == 0 else {
+            Terminal.printError("livepush: the recording '\(output)' failed")
+            return .failure
+        }
+        print("Recorded \(Self.clock(ms)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
+            + "to \(output) (\(Self.size(bytes ?? 0)))")
+        return .success
+    }
+
+    private func note(_ line: String) {
+        let prefix = lock.withLock { statusShown } ? "\n" : ""
+        Terminal.printError(prefix + "livepush: " + line)
+    }
+
+    static func clock(_ ms: Int) -> String {
+        String(format: "%02d:%02d:%02d.%d", ms / 3_600_000, ms / 60000 % 60, ms / 1000 % 60, ms / 100 % 10)
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        bytes >= 1_000_000 ? String(format: "%.1f MB", Double(bytes) / 1e6) : String(format: "%.0f kB", Double(bytes) / 1e3)
+    }
+
+    static func describe(recordingCode code: Int32) -> String {
+        switch code {
+        case LocalRecordingCode.unsupportedExtension: return "unsupported extension (-2); use .mp4, .mkv or .flv"
+        case LocalRecordingCode.alreadyRecording: return "already recording (-6)"
+        case LocalRecordingCode.fileExists: return "the file exists (-7); remove it or choose another name"
+        case LocalRecordingCode.noPermission: return "no permission to write there (-8)"
+        default: return "internal error (\(code))"
+        }
+    }
+
+    // MARK: LivePusherObserver
+
+    func onWarning(code: Int32, message: String, extraInfo: [String: String]) { note("warning: \(message)") }
+
+    func onError(code: Int32, message: String, extraInfo: [String: String]) { note("error: \(message)") }
+
+    func onScreenCaptureStarted() {
+        lock.withLock { captureStarted = true }
+    }
+
+    func onScreenCaptureStopped(reason: Int32) {
+        if reason == 0 && group.hasPrefix("screen-") && !lock.withLock({ stopping }) {
+            note("the capture helper stopped")
+            done.signal()
+        }
+    }
+
+    func onStatisticsUpdate(_ statistics: LivePusherStatistics) {
+        lock.withLock { self.statistics = statistics }
+    }
+
+    func onLocalRecording(durationMs: Int, storagePath: String) {
+        lock.withLock { recordedMs = durationMs }
+    }
+
+    func onLocalRecordComplete(code: Int32, storagePath: String) {
+        lock.withLock { recordingCode = code }
+        recordingComplete.signal()
+    }
+}

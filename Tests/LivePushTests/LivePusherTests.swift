@@ -1,0 +1,84 @@
+import Foundation
+import LivePush
+import Testing
+import TestSupport
+
+/// The SDK end to end without X: the C reference helper feeds a LivePusher, which records;
+/// the observer hears every event, in order.
+@Suite struct LivePusherTests {
+    final class Recorder: LivePusherObserver, @unchecked Sendable {
+        let lock = NSLock()
+        var events: [String] = []
+        let completed = DispatchSemaphore(value: 0)
+
+        private func add(_ event: String) { lock.withLock { events.append(event) } }
+        var all: [String] { lock.withLock { events } }
+
+        func onCaptureFirstVideoFrame() { add("firstVideoFrame") }
+        func onScreenCaptureStarted() { add("screenCaptureStarted") }
+        func onScreenCaptureStopped(reason: Int32) { add("screenCaptureStopped(\(reason))") }
+        func onLocalRecordBegin(code: Int32, storagePath: String) { add("recordBegin(\(code))") }
+        func onLocalRecording(durationMs: Int, storagePath: String) { add("recording") }
+        func onLocalRecordComplete(code: Int32, storagePath: String) {
+            add("recordComplete(\(code))")
+            completed.signal()
+        }
+        func onWarning(code: Int32, message: String, extraInfo: [String: String]) { add("warning(\(code))") }
+        func onError(code: Int32, message: String, extraInfo: [String: String]) { add("error(\(code))") }
+    }
+
+    private func config() -> LivePushConfig {
+        var config = LivePushConfig()
+        config.resolution = .size(width: 320, height: 240)
+        config.fps = 30
+        return config
+    }
+
+    @Test func observerHearsTheLifecycleInOrderAndTheFilePlays() throws {
+        let runtime = privateRuntimeDirectory()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("sdk")).path + ".mp4"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let observer = Recorder()
+        let pusher = try LivePusher(config: config(), observer: observer)
+        try pusher.startScreenCapture(group: "sdk", runtimeDirectory: runtime)
+        #expect(pusher.startLocalRecording(path: path, progressIntervalMs: 500) == 0)
+        let helper = try ProcessRunner.start(try Repository.cPatternHelper(), [
+            "--group", "sdk", "--size", "640x480", "--frames", "60",
+        ], environment: ["XDG_RUNTIME_DIR": runtime])
+        let result = helper.finish()
+        #expect(result.exitCode == 0, "\(result)")
+        Thread.sleep(forTimeInterval: 0.5)
+        pusher.stopLocalRecording()
+        #expect(observer.completed.wait(timeout: .now() + 5) == .success)
+        pusher.destroy()
+
+        let events = observer.all.filter { $0 != "recording" }
+        #expect(events == ["recordBegin(0)", "screenCaptureStarted", "firstVideoFrame", "screenCaptureStopped(0)",
+                           "recordComplete(0)"], "\(observer.all)")
+        #expect(observer.all.contains("recording"))
+        let probe = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                      "stream=codec_name,width,height", "-of", "csv=p=0", path])
+        #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "h264,320,240")
+    }
+
+    @Test func recordingErrorsUseTheReferenceCodes() throws {
+        let runtime = privateRuntimeDirectory()
+        let observer = Recorder()
+        let pusher = try LivePusher(config: config(), observer: observer)
+        #expect(pusher.startLocalRecording(path: "/tmp/never.mp4") == -1)  // no screen capture yet
+        try pusher.startScreenCapture(group: "codes", runtimeDirectory: runtime)
+        let existing = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("exists")).path + ".mp4"
+        FileManager.default.createFile(atPath: existing, contents: Data([0]))
+        defer { try? FileManager.default.removeItem(atPath: existing) }
+        #expect(pusher.startLocalRecording(path: "/tmp/x.avi") == -2)
+        #expect(pusher.startLocalRecording(path: existing) == -7)
+        #expect(pusher.startLocalRecording(path: "/proc/x.mp4") == -8)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ok")).path + ".mkv"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        #expect(pusher.startLocalRecording(path: path + ".flv") == -6)
+        pusher.destroy()
+        #expect(observer.all.prefix(6) == ["recordBegin(-1)", "recordBegin(-2)", "recordBegin(-7)", "recordBegin(-8)",
+                                           "recordBegin(0)", "recordBegin(-6)"])
+    }
+}
