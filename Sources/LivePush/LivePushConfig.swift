@@ -423,8 +423,7 @@ extension LivePushConfig {
         } catch let error as LivePushConfigError {
             throw error
         } catch let DecodingError.dataCorrupted(context) where context.codingPath.isEmpty {
-            let detail = context.underlyingError.map { "\($0)" } ?? context.debugDescription
-            throw .json("not valid JSON: \(detail)")
+            throw .json("not valid JSON: \(syntaxProblem(in: data) ?? context.debugDescription)")
         } catch let error as DecodingError {
             throw .json(Self.describe(error))
         } catch {
@@ -505,6 +504,24 @@ extension LivePushConfig {
         try container.encode(connectRetryIntervalMs, forKey: .connectRetryIntervalMs)
         try container.encode(connectRetryCount, forKey: .connectRetryCount)
         try container.encode(autoBitrate, forKey: .autoBitrate)
+    }
+
+    /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and
+    /// column instead of the byte offset it gives: `Invalid value around line 3, column 9`.
+    private static func syntaxProblem(in data: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return nil
+        } catch {
+            guard let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String else { return nil }
+            guard let range = detail.range(of: "around character "),
+                  let offset = Int(detail[range.upperBound...].prefix(while: \.isNumber)), offset <= data.count
+            else { return detail }
+            let before = [UInt8](data).prefix(offset)
+            let line = before.count(where: { $0 == UInt8(ascii: "\n") }) + 1
+            let column = offset - (before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
+            return detail[..<range.lowerBound] + "around line \(line), column \(column)"
+        }
     }
 
     /// A DecodingError from some other path, as `key 'a.b': what was wrong`.

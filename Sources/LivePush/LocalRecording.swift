@@ -27,7 +27,11 @@ final class LocalRecording: EncodedVideoSink, @unchecked Sendable {
             let writer = try RecordingWriter(path: path, encoder: encoder)
             return .success(LocalRecording(path: path, writer: writer, progressIntervalMs: progressIntervalMs))
         } catch {
-            if case .ffmpeg(_, let code, _) = error, code == -EACCES { return .failure(Int32Error(LocalRecordingCode.noPermission)) }
+            // The file could not be created there (no permission, a read-only or special file
+            // system, a missing directory): the reference's "no permission" code.
+            if case .ffmpeg(let call, _, _) = error, call.hasPrefix("avio_open") {
+                return .failure(Int32Error(LocalRecordingCode.noPermission))
+            }
             return .failure(Int32Error(LocalRecordingCode.internalError))
         }
     }

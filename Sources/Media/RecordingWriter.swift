@@ -35,6 +35,8 @@ public final class RecordingWriter {
     private let packet: UnsafeMutablePointer<AVPacket>
     private let encoderTimeBase: AVRational
     private var finished = false
+    /// False until the header is written: a writer whose opening failed has no file to finish.
+    private var headerWritten = false
     public private(set) var bytesWritten: Int64 = 0
     /// Subtracted from every packet's timestamps, so that a recording that starts mid-stream
     /// starts at zero (set it to the first packet's pts).
@@ -74,6 +76,7 @@ public final class RecordingWriter {
             }
             format.pointee.flush_packets = 1
             try ffmpegCall("avformat_write_header") { avformat_write_header(format, &options) }
+            headerWritten = true
         } catch {
             closeFile()
             throw error
@@ -81,7 +84,7 @@ public final class RecordingWriter {
     }
 
     deinit {
-        if !finished { try? finish() }
+        if headerWritten && !finished { try? finish() }
         var packet: UnsafeMutablePointer<AVPacket>? = self.packet
         av_packet_free(&packet)
         avformat_free_context(format)
@@ -104,7 +107,7 @@ public final class RecordingWriter {
 
     /// Writes the trailer and closes the file.
     public func finish() throws(MediaError) {
-        guard !finished else { return }
+        guard headerWritten, !finished else { return }
         finished = true
         defer { closeFile() }
         try ffmpegCall("av_write_trailer") { av_write_trailer(format) }

@@ -329,7 +329,12 @@ import Testing
     @Test func jsonThatIsNotAnObjectIsRefused() {
         #expect(message { try LivePushConfig.decodeJSON(Data("[1, 2]".utf8)) }
             == "the configuration must be a JSON object of keys and values")
-        #expect(message { try LivePushConfig.decodeJSON(Data(#"{"fps": 30"#.utf8)) }.hasPrefix("not valid JSON: "))
+    }
+
+    @Test func jsonSyntaxErrorSaysTheLineAndColumn() {
+        let text = "{\n\"fps\": 30,\n\"gopSeconds\": tru\n}"
+        #expect(message { try LivePushConfig.decodeJSON(Data(text.utf8)) }
+            == "not valid JSON: Invalid value around line 3, column 18")
     }
 
     // MARK: Helpers
