@@ -46,26 +46,31 @@ public enum ResolutionPreset: String, CaseIterable, Sendable {
     /// 2160p's 4 times) and rounded to 500 kbps, since bitrate need grows slower than pixel count.
     public func bitratesKbps(for mode: QualityMode) -> (target: Int, min: Int, initial: Int)? {
         switch mode {
-        case .resolutionFirst:
-            switch self {
-            case .p360: (target: 1000, min: 300, initial: 600)
-            case .p540: (target: 1400, min: 600, initial: 1000)
-            case .p720: (target: 2000, min: 600, initial: 1500)
-            case .p1080: (target: 2500, min: 1200, initial: 1800)
-            case .p1440: (target: 4000, min: 2000, initial: 3000)  // extrapolated, see above
-            case .p2160: (target: 8000, min: 4000, initial: 6000)  // extrapolated, see above
-            }
-        case .fluencyFirst:
-            switch self {
-            case .p360: (target: 600, min: 200, initial: 400)
-            case .p540: (target: 1000, min: 300, initial: 800)
-            case .p720: (target: 1200, min: 300, initial: 1000)
-            case .p1080: (target: 2200, min: 1200, initial: 1500)
-            case .p1440: (target: 3500, min: 2000, initial: 2500)  // extrapolated, see above
-            case .p2160: (target: 7000, min: 4000, initial: 5000)  // extrapolated, see above
-            }
-        case .custom:
-            nil
+        case .resolutionFirst: resolutionFirstBitratesKbps
+        case .fluencyFirst: fluencyFirstBitratesKbps
+        case .custom: nil
+        }
+    }
+
+    var resolutionFirstBitratesKbps: (target: Int, min: Int, initial: Int) {
+        switch self {
+        case .p360: (target: 1000, min: 300, initial: 600)
+        case .p540: (target: 1400, min: 600, initial: 1000)
+        case .p720: (target: 2000, min: 600, initial: 1500)
+        case .p1080: (target: 2500, min: 1200, initial: 1800)
+        case .p1440: (target: 4000, min: 2000, initial: 3000)  // extrapolated, see above
+        case .p2160: (target: 8000, min: 4000, initial: 6000)  // extrapolated, see above
+        }
+    }
+
+    var fluencyFirstBitratesKbps: (target: Int, min: Int, initial: Int) {
+        switch self {
+        case .p360: (target: 600, min: 200, initial: 400)
+        case .p540: (target: 1000, min: 300, initial: 800)
+        case .p720: (target: 1200, min: 300, initial: 1000)
+        case .p1080: (target: 2200, min: 1200, initial: 1500)
+        case .p1440: (target: 3500, min: 2000, initial: 2500)  // extrapolated, see above
+        case .p2160: (target: 7000, min: 4000, initial: 5000)  // extrapolated, see above
         }
     }
 }
@@ -282,8 +287,8 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     /// resolution (the nearest preset by pixel count for an exact size). A custom config missing some
     /// (which `validated()` refuses) falls back to the resolution-first row.
     public var effectiveBitratesKbps: (target: Int, min: Int, initial: Int) {
-        let row = resolution.nearestPreset.bitratesKbps(for: qualityMode == .fluencyFirst ? .fluencyFirst
-                                                                                           : .resolutionFirst)!
+        let preset = resolution.nearestPreset
+        let row = qualityMode == .fluencyFirst ? preset.fluencyFirstBitratesKbps : preset.resolutionFirstBitratesKbps
         return (target: targetVideoBitrateKbps ?? row.target,
                 min: minVideoBitrateKbps ?? row.min,
                 initial: initialVideoBitrateKbps ?? row.initial)
@@ -620,8 +625,8 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
             return "min bitrate \(minKbps) kbps is above the target \(targetKbps) kbps "
                 + "(--min-bitrate must not exceed --bitrate)" + Self.tableNote(quality, preset)
         case .initialBitrateOutside(let initialKbps, let minKbps, let targetKbps, let quality, let preset):
-            let where_ = initialKbps < minKbps ? "below the min \(minKbps)" : "above the target \(targetKbps)"
-            return "initial bitrate \(initialKbps) kbps is \(where_) kbps "
+            let position = initialKbps < minKbps ? "below the min \(minKbps)" : "above the target \(targetKbps)"
+            return "initial bitrate \(initialKbps) kbps is \(position) kbps "
                 + "(--initial-bitrate must be within --min-bitrate...--bitrate)" + Self.tableNote(quality, preset)
         case .json(let message):
             return message

@@ -27,7 +27,8 @@ enum ConfigOptions {
                help: "Video bitrate at the start (default: from the table)."),
         .value(Field.encoder.optionName, valueName: "NAME",
                help: "H.264 encoder: libx264 (default), libopenh264, h264_vaapi or h264_nvenc."),
-        .value(Field.audioSampleRateHz.optionName, valueName: "HZ", help: "Audio sample rate: 44100 or 48000 (default)."),
+        .value(Field.audioSampleRateHz.optionName, valueName: "HZ",
+               help: "Audio sample rate: 44100 or 48000 (default)."),
         .value(Field.audioChannels.optionName, valueName: "N", help: "Audio channels: 1 or 2 (default)."),
         .value(Field.audioBitrateKbps.optionName, valueName: "KBPS", help: "AAC bitrate, 32 to 320 (default 128)."),
         .value(Field.scaleMode.optionName, valueName: "MODE",
@@ -36,7 +37,8 @@ enum ConfigOptions {
                help: "Wait between reconnection attempts, 1000 to 60000 (default 2000)."),
         .value(Field.connectRetryCount.optionName, valueName: "N",
                help: "Reconnection attempts before giving up, 0 to 100 (default 5)."),
-        .flag(Field.autoBitrate.optionName, help: "Keep the video at the initial bitrate instead of following the network."),
+        .flag(Field.autoBitrate.optionName,
+              help: "Keep the video at the initial bitrate instead of following the network."),
     ]
 
     /// The configuration that `parsed` describes, validated. Throws `ArgumentError` for a value that is not a

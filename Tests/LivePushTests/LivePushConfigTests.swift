@@ -272,7 +272,8 @@ import Testing
     @Test func aGivenBitrateAtOddsWithTheTableNamesTheRow() {
         #expect(message { try LivePushConfig(targetVideoBitrateKbps: 1000).validated() }
             == "min bitrate 1200 kbps is above the target 1000 kbps (--min-bitrate must not exceed --bitrate); "
-            + "bitrates not given come from the resolution-first row for 1080p: target 2500, min 1200, initial 1800 kbps")
+            + "bitrates not given come from the resolution-first row for 1080p: "
+            + "target 2500, min 1200, initial 1800 kbps")
     }
 
     // MARK: JSON
