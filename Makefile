@@ -40,6 +40,8 @@ fuzz:
 bench: build
 	$(RELEASE_BIN)/livepush-bench link --runs 3
 	$(RELEASE_BIN)/livepush-bench capture --runs 3
+	cc -std=c11 -O2 tools/testclients/x11-paint.c -o .build/x11-paint -lxcb
+	$(RELEASE_BIN)/livepush-bench record --runs 3 --painter .build/x11-paint
 
 clean:
 	rm -rf .build

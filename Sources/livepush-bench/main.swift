@@ -5,6 +5,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     Usage: livepush-bench link [--seconds N] [--runs N] [--sizes WxH,...] [--modes 60fps,max]
            livepush-bench capture [--seconds N] [--runs N] [--sizes WxH,...] [--fps N]
+           livepush-bench record --painter PATH [--seconds N] [--runs N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -16,11 +17,19 @@ let usage = """
       capture x11 <W>x<H> fps_target=<n> fps=<n> grab_ms_p50=<n> grab_ms_p99=<n> helper_cpu_pct=<n>
       floor x11 <W>x<H> get_image_ms_p50=<n>
       ffmpeg x11grab <W>x<H> cpu_pct=<n>
+
+    record: `livepush screen` (pusher and helper) recording a moving 1080p30 screen, and ffmpeg's
+    x11grab + libx264 veryfast/zerolatency at 4500 kbps on the same screen:
+      e2e record 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n>
+      ffmpeg record 1080p30 cpu_pct=<n> rss_mib=<n>
+      ratio cpu=<ours/ffmpeg>
     """
 
 switch arguments.first {
 case "link":
     LinkBenchmark.main(Array(arguments.dropFirst()))
+case "record":
+    RecordBenchmark.main(Array(arguments.dropFirst()))
 case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
 case "link-helper":
