@@ -1,5 +1,5 @@
 # LivePush: the two commands of the README, and the benchmarks.
-#   make run    install what is missing, build in release mode, run the main job
+#   make run    install what is missing, build in release mode, record the screen (tools/demo)
 #   make test   install what is missing, start the private test environment, run every test
 #   make bench  run every benchmark (prints figures; asserts nothing about speed)
 SHELL := /bin/bash
