@@ -25,9 +25,12 @@ run: build
 # tools/testenv stops the environment however the tests end.
 test: bootstrap
 	$(SWIFT) build --build-tests
-	tools/testenv run -- $(SWIFT) test --xunit-output .build/test-results.xml
-	tools/fuzz/run $(FUZZ_SECONDS)
-	@tools/test-summary .build/test-results-swift-testing.xml
+	rm -f .build/test-results*.xml
+	status=0; \
+	tools/testenv run -- $(SWIFT) test --xunit-output .build/test-results.xml || status=1; \
+	tools/fuzz/run $(FUZZ_SECONDS) || status=1; \
+	tools/test-summary .build/test-results-swift-testing.xml || status=1; \
+	exit $$status
 
 # The Capture Link decoder under libFuzzer + AddressSanitizer; `make test` runs it briefly.
 # A long run: make fuzz FUZZ_SECONDS=3600

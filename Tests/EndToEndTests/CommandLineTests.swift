@@ -22,6 +22,8 @@ import TestSupport
                    livepush --help | --version
 
             Commands:
+              screen          Record the screen to a file (starts its own capture helper).
+              record          Record what a capture helper sends on a group.
               doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
               check-helper    Run a capture helper and check it against the Capture Link specification.
 
@@ -29,7 +31,7 @@ import TestSupport
               -h, --help     Show this help.
                   --version  Print the version.
 
-            Not built yet: screen capture with recording (livepush screen), RTMP push (livepush push).
+            Not built yet: the microphone, RTMP push (livepush push).
             Run 'livepush <command> --help' for a command's options.
 
             """)
