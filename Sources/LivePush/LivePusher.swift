@@ -64,7 +64,19 @@ public final class LivePusher: @unchecked Sendable {
         do {
             pipeline = try VideoPipeline(settings: settings) { box.endpoint?.acquireLatestFrame() }
         } catch {
-            throw .encoder(error)
+            // A hardware encoder is probed by opening it: without its GPU, fall back to libx264.
+            guard settings.encoder != .libx264 else { throw .encoder(error) }
+            var fallback = settings
+            fallback.encoder = .libx264
+            do {
+                pipeline = try VideoPipeline(settings: fallback) { box.endpoint?.acquireLatestFrame() }
+            } catch {
+                throw .encoder(error)
+            }
+            let requested = settings.encoder.rawValue
+            notify { $0.onWarning(code: LivePushWarningCode.encoderFallback,
+                                  message: "encoder \(requested) is not usable here (\(error)); using libx264",
+                                  extraInfo: ["encoder": requested]) }
         }
         var endpointConfiguration = PusherEndpointConfiguration(group: group)
         endpointConfiguration.runtimeDirectory = runtimeDirectory

@@ -67,6 +67,8 @@ public enum LivePushWarningCode {
     public static let helperLost: Int32 = 1101
     public static let helperViolation: Int32 = 1102
     public static let helperRejected: Int32 = 1103
+    /// The configured encoder could not be opened (no GPU for VA-API or NVENC); libx264 is used.
+    public static let encoderFallback: Int32 = 1104
 }
 
 /// Return codes of `startLocalRecording`, as the reference SDK numbers them.

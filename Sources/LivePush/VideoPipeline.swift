@@ -135,11 +135,18 @@ final class VideoPipeline: @unchecked Sendable {
             state.lastSequence = info.sequence
             return true
         }
-        guard isNew, info.format == .bgrx || info.format == .bgra else { return false }
+        guard isNew else { return false }
+        let format: SourcePixelFormat
+        switch info.format {
+        case .bgrx, .bgra: format = .bgrx
+        case .rgbx, .rgba: format = .rgbx
+        case .nv12: format = .nv12
+        case .i420: format = .i420
+        }
         do {
             try frame.withPlanes { planes in
-                try converter.convertBGRx(planes[0], width: info.width, height: info.height,
-                                          strideBytes: info.strides[0], into: picture)
+                try converter.convert(SourcePicture(format: format, width: info.width, height: info.height,
+                                                    planes: planes, strides: info.strides), into: picture)
             }
         } catch {
             return false

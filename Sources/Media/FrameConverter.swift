@@ -56,56 +56,176 @@ public final class FrameConverter {
     public func convertBGRx(_ source: UnsafeRawBufferPointer, width: Int, height: Int, strideBytes: Int,
                             into output: VideoFrame) throws(PixelConversionError)
     {
-        guard width > 0, height > 0 else { throw .sizeMismatch(sourceWidth: width, sourceHeight: height,
-                                                               destinationWidth: output.width,
-                                                               destinationHeight: output.height) }
-        guard strideBytes >= width * 4 else { throw .strideTooSmall(strideBytes: strideBytes, minimumBytes: width * 4) }
-        let neededBytes = strideBytes * (height - 1) + width * 4
-        guard source.count >= neededBytes, let base = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-            throw .bufferTooSmall(neededBytes: neededBytes, haveBytes: source.count)
-        }
-        let (area, destination) = Self.layout(sourceWidth: width, sourceHeight: height, outputWidth: output.width,
-                                              outputHeight: output.height, mode: scaleMode)
-        let layoutKey = (width, height, output.width, output.height)
+        try convert(SourcePicture(format: .bgrx, width: width, height: height, planes: [source],
+                                  strides: [strideBytes]), into: output)
+    }
+
+    /// Converts a picture in any of the helper formats into `output`: libyuv's ARGBToI420,
+    /// ABGRToI420, NV12ToI420 or I420Copy straight into the frame when the sizes match, else into
+    /// a reused intermediate picture that I420Scale (bilinear) scales into place. An I420 source
+    /// that needs scaling is scaled directly.
+    public func convert(_ picture: SourcePicture, into output: VideoFrame) throws(PixelConversionError) {
+        try picture.validate()
+        let (area, destination) = Self.layout(sourceWidth: picture.width, sourceHeight: picture.height,
+                                              outputWidth: output.width, outputHeight: output.height, mode: scaleMode)
+        let layoutKey = (picture.width, picture.height, output.width, output.height)
         if destination.width != output.width || destination.height != output.height,
            paintedLayout.map({ $0 != layoutKey }) ?? true
         {
             output.fillBlack()
         }
         paintedLayout = layoutKey
-        let sourceStart = base + area.y * strideBytes + area.x * 4
         let y = output.plane(0), u = output.plane(1), v = output.plane(2)
-
+        let target = I420Target(
+            y: y.data + destination.y * Int(y.stride) + destination.x, yStride: y.stride,
+            u: u.data + destination.y / 2 * Int(u.stride) + destination.x / 2, uStride: u.stride,
+            v: v.data + destination.y / 2 * Int(v.stride) + destination.x / 2, vStride: v.stride,
+            width: destination.width, height: destination.height)
         if area.width == destination.width && area.height == destination.height {
-            // Same size: one pass, straight into the frame.
-            let result = ARGBToI420(
-                sourceStart, Int32(strideBytes),
-                y.data + destination.y * Int(y.stride) + destination.x, y.stride,
-                u.data + destination.y / 2 * Int(u.stride) + destination.x / 2, u.stride,
-                v.data + destination.y / 2 * Int(v.stride) + destination.x / 2, v.stride,
-                Int32(area.width), Int32(area.height))
-            if result != 0 { throw .libyuvFailed(function: "ARGBToI420", result: result) }
+            try toI420(picture, area: area, into: target)
+            return
+        }
+        if picture.format == .i420 {
+            try scale(picture.i420Planes(area: area), width: area.width, height: area.height, into: target)
             return
         }
         // Convert at the source size (even), then scale the planes into place.
-        let evenWidth = area.width & ~1, evenHeight = area.height & ~1
-        if intermediate?.width != evenWidth || intermediate?.height != evenHeight {
-            do { intermediate = try VideoFrame(width: evenWidth, height: evenHeight) } catch {
-                throw .libyuvFailed(function: "VideoFrame(\(evenWidth)x\(evenHeight))", result: -1)
+        let evenArea = ScreenArea(x: area.x, y: area.y, width: area.width & ~1, height: area.height & ~1)
+        if intermediate?.width != evenArea.width || intermediate?.height != evenArea.height {
+            do { intermediate = try VideoFrame(width: evenArea.width, height: evenArea.height) } catch {
+                throw .libyuvFailed(function: "VideoFrame(\(evenArea.width)x\(evenArea.height))", result: -1)
             }
         }
         let middle = intermediate!
         let my = middle.plane(0), mu = middle.plane(1), mv = middle.plane(2)
-        var result = ARGBToI420(sourceStart, Int32(strideBytes), my.data, my.stride, mu.data, mu.stride, mv.data,
-                                mv.stride, Int32(evenWidth), Int32(evenHeight))
-        if result != 0 { throw .libyuvFailed(function: "ARGBToI420", result: result) }
-        result = I420Scale(
-            my.data, my.stride, mu.data, mu.stride, mv.data, mv.stride, Int32(evenWidth), Int32(evenHeight),
-            y.data + destination.y * Int(y.stride) + destination.x, y.stride,
-            u.data + destination.y / 2 * Int(u.stride) + destination.x / 2, u.stride,
-            v.data + destination.y / 2 * Int(v.stride) + destination.x / 2, v.stride,
-            Int32(destination.width), Int32(destination.height), kFilterBilinear)
+        try toI420(picture, area: evenArea, into: I420Target(
+            y: my.data, yStride: my.stride, u: mu.data, uStride: mu.stride, v: mv.data, vStride: mv.stride,
+            width: evenArea.width, height: evenArea.height))
+        try scale((UnsafePointer(my.data), my.stride, UnsafePointer(mu.data), mu.stride, UnsafePointer(mv.data), mv.stride),
+                  width: evenArea.width, height: evenArea.height, into: target)
+    }
+
+    /// Where converted planes go: pointers at the destination's top-left corner, and its size.
+    struct I420Target {
+        let y: UnsafeMutablePointer<UInt8>, yStride: Int32
+        let u: UnsafeMutablePointer<UInt8>, uStride: Int32
+        let v: UnsafeMutablePointer<UInt8>, vStride: Int32
+        let width: Int, height: Int
+    }
+
+    /// `area` of the source, converted to I420 at the same size.
+    private func toI420(_ picture: SourcePicture, area: ScreenArea, into target: I420Target) throws(PixelConversionError) {
+        let width = Int32(area.width), height = Int32(area.height)
+        let result: Int32
+        let function: String
+        switch picture.format {
+        case .bgrx, .rgbx:
+            let stride = picture.strides[0]
+            let start = picture.base(0) + area.y * stride + area.x * 4
+            if picture.format == .bgrx {
+                function = "ARGBToI420"
+                result = ARGBToI420(start, Int32(stride), target.y, target.yStride, target.u, target.uStride, target.v,
+                                    target.vStride, width, height)
+            } else {
+                function = "ABGRToI420"
+                result = ABGRToI420(start, Int32(stride), target.y, target.yStride, target.u, target.uStride, target.v,
+                                    target.vStride, width, height)
+            }
+        case .nv12:
+            function = "NV12ToI420"
+            let yStride = picture.strides[0], uvStride = picture.strides[1]
+            result = NV12ToI420(picture.base(0) + area.y * yStride + area.x, Int32(yStride),
+                                picture.base(1) + area.y / 2 * uvStride + area.x, Int32(uvStride),
+                                target.y, target.yStride, target.u, target.uStride, target.v, target.vStride, width, height)
+        case .i420:
+            function = "I420Copy"
+            let planes = picture.i420Planes(area: area)
+            result = I420Copy(planes.0, planes.1, planes.2, planes.3, planes.4, planes.5, target.y, target.yStride,
+                              target.u, target.uStride, target.v, target.vStride, width, height)
+        }
+        if result != 0 { throw .libyuvFailed(function: function, result: result) }
+    }
+
+    private func scale(
+        _ planes: (UnsafePointer<UInt8>, Int32, UnsafePointer<UInt8>, Int32, UnsafePointer<UInt8>, Int32),
+        width: Int, height: Int, into target: I420Target
+    ) throws(PixelConversionError) {
+        let result = I420Scale(planes.0, planes.1, planes.2, planes.3, planes.4, planes.5, Int32(width), Int32(height),
+                               target.y, target.yStride, target.u, target.uStride, target.v, target.vStride,
+                               Int32(target.width), Int32(target.height), kFilterBilinear)
         if result != 0 { throw .libyuvFailed(function: "I420Scale", result: result) }
+    }
+}
+
+/// The pixel formats a capture helper may send (Capture Link's), as the converter reads them.
+public enum SourcePixelFormat: Sendable {
+    /// 4 bytes a pixel, B G R X in memory (also BGRA: alpha is ignored).
+    case bgrx
+    /// 4 bytes a pixel, R G B X in memory (also RGBA).
+    case rgbx
+    /// Y plane, then interleaved U V at half width and height.
+    case nv12
+    /// Y, U and V planes; U and V at half width and height.
+    case i420
+
+    var planeCount: Int {
+        switch self {
+        case .bgrx, .rgbx: return 1
+        case .nv12: return 2
+        case .i420: return 3
+        }
+    }
+}
+
+/// A picture to convert: its planes as borrowed memory and their strides.
+public struct SourcePicture {
+    public let format: SourcePixelFormat
+    public let width: Int
+    public let height: Int
+    public let planes: [UnsafeRawBufferPointer]
+    public let strides: [Int]
+
+    public init(format: SourcePixelFormat, width: Int, height: Int, planes: [UnsafeRawBufferPointer], strides: [Int]) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.planes = planes
+        self.strides = strides
+    }
+
+    func base(_ plane: Int) -> UnsafePointer<UInt8> { planes[plane].baseAddress!.assumingMemoryBound(to: UInt8.self) }
+
+    /// Every plane holds its rows: nothing is read outside the memory given.
+    func validate() throws(PixelConversionError) {
+        guard width > 0, height > 0 else {
+            throw .sizeMismatch(sourceWidth: width, sourceHeight: height, destinationWidth: 0, destinationHeight: 0)
+        }
+        guard planes.count == format.planeCount, strides.count == format.planeCount,
+              planes.allSatisfy({ $0.baseAddress != nil })
+        else { throw .bufferTooSmall(neededBytes: format.planeCount, haveBytes: planes.count) }
+        let halfWidth = (width + 1) / 2, halfHeight = (height + 1) / 2
+        let extents: [(rowBytes: Int, rows: Int)]
+        switch format {
+        case .bgrx, .rgbx: extents = [(width * 4, height)]
+        case .nv12: extents = [(width, height), (halfWidth * 2, halfHeight)]
+        case .i420: extents = [(width, height), (halfWidth, halfHeight), (halfWidth, halfHeight)]
+        }
+        for (index, extent) in extents.enumerated() {
+            guard strides[index] >= extent.rowBytes else {
+                throw .strideTooSmall(strideBytes: strides[index], minimumBytes: extent.rowBytes)
+            }
+            let needed = strides[index] * (extent.rows - 1) + extent.rowBytes
+            guard planes[index].count >= needed else { throw .bufferTooSmall(neededBytes: needed, haveBytes: planes[index].count) }
+        }
+    }
+
+    /// The three I420 planes from the top-left corner of `area` (x and y even), with strides.
+    func i420Planes(area: ScreenArea)
+        -> (UnsafePointer<UInt8>, Int32, UnsafePointer<UInt8>, Int32, UnsafePointer<UInt8>, Int32)
+    {
+        (base(0) + area.y * strides[0] + area.x, Int32(strides[0]),
+         base(1) + area.y / 2 * strides[1] + area.x / 2, Int32(strides[1]),
+         base(2) + area.y / 2 * strides[2] + area.x / 2, Int32(strides[2]))
     }
 }
 

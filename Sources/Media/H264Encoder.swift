@@ -73,12 +73,8 @@ public final class H264Encoder {
             // Repeat SPS/PPS before every keyframe: a player joining a live stream can start there.
             _ = av_opt_set(context.pointee.priv_data, "x264-params", "nal-hrd=cbr:force-cfr=1:repeat-headers=1", 0)
         }
-        do {
-            try ffmpegCall("avcodec_open2(\(settings.encoder.rawValue))") { avcodec_open2(context, codec, nil) }
-        } catch {
-            release()
-            throw error
-        }
+        // Every stored property is set: if opening fails, deinit frees the context and packet.
+        try ffmpegCall("avcodec_open2(\(settings.encoder.rawValue))") { avcodec_open2(context, codec, nil) }
     }
 
     deinit { release() }

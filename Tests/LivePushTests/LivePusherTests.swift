@@ -61,6 +61,17 @@ import TestSupport
         #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "h264,320,240")
     }
 
+    @Test func hardwareEncoderWithoutItsGPUFallsBackToLibx264WithAWarning() throws {
+        let runtime = privateRuntimeDirectory()
+        let observer = Recorder()
+        var config = config()
+        config.encoder = .nvenc  // no NVIDIA GPU on a test machine
+        let pusher = try LivePusher(config: config, observer: observer)
+        try pusher.startScreenCapture(group: "fallback", runtimeDirectory: runtime)
+        pusher.destroy()
+        #expect(observer.all.contains("warning(1104)"), "\(observer.all)")
+    }
+
     @Test func recordingErrorsUseTheReferenceCodes() throws {
         let runtime = privateRuntimeDirectory()
         let observer = Recorder()

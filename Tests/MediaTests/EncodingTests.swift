@@ -39,6 +39,66 @@ import TestSupport
         #expect(frame.yuv(x: 310, y: 100) == (16, 128, 128))  // right bar
     }
 
+    /// The same red in each helper format converts to the same I420 (BT.601 limited: 82, 90, 239),
+    /// at the same size and scaled down.
+    @Test(arguments: ["bgrx", "rgbx", "nv12", "i420"], [320, 160])
+    func everyHelperFormatConvertsToTheSameRed(format: String, outputWidth: Int) throws {
+        let width = 320, height = 240
+        var planes: [[UInt8]]
+        var strides: [Int]
+        let sourceFormat: SourcePixelFormat
+        switch format {
+        case "bgrx", "rgbx":
+            var pixels = [UInt8](repeating: 0xFF, count: width * height * 4)
+            for offset in stride(from: 0, to: pixels.count, by: 4) {
+                (pixels[offset], pixels[offset + 1], pixels[offset + 2]) = format == "bgrx" ? (0, 0, 255) : (255, 0, 0)
+            }
+            planes = [pixels]
+            strides = [width * 4]
+            sourceFormat = format == "bgrx" ? .bgrx : .rgbx
+        case "nv12":
+            let uv = [UInt8]((0..<(width * height / 2)).map { $0 % 2 == 0 ? 90 : 240 })
+            planes = [[UInt8](repeating: 82, count: width * height), uv]
+            strides = [width, width]
+            sourceFormat = .nv12
+        default:
+            planes = [[UInt8](repeating: 82, count: width * height), [UInt8](repeating: 90, count: width * height / 4),
+                      [UInt8](repeating: 240, count: width * height / 4)]
+            strides = [width, width / 2, width / 2]
+            sourceFormat = .i420
+        }
+        let frame = try VideoFrame(width: outputWidth, height: outputWidth * 3 / 4)
+        let converter = FrameConverter(scaleMode: .fill)
+        try withBuffers(planes) { buffers in
+            try converter.convert(SourcePicture(format: sourceFormat, width: width, height: height, planes: buffers,
+                                                strides: strides), into: frame)
+        }
+        let pixel = frame.yuv(x: frame.width / 2, y: frame.height / 2)
+        #expect(abs(Int(pixel.y) - 82) <= 1 && abs(Int(pixel.u) - 90) <= 1 && abs(Int(pixel.v) - 240) <= 1,
+                "\(format) -> \(pixel)")
+    }
+
+    private func withBuffers(_ arrays: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) throws -> Void) throws {
+        func nest(_ index: Int, _ collected: [UnsafeRawBufferPointer]) throws {
+            if index == arrays.count { return try body(collected) }
+            try arrays[index].withUnsafeBytes { try nest(index + 1, collected + [$0]) }
+        }
+        try nest(0, [])
+    }
+
+    @Test func planeSmallerThanItsRowsIsRefused() throws {
+        let frame = try VideoFrame(width: 64, height: 64)
+        let small = [UInt8](repeating: 0, count: 64 * 64 - 1)
+        #expect(throws: PixelConversionError.bufferTooSmall(neededBytes: 64 * 64, haveBytes: 64 * 64 - 1)) {
+            try small.withUnsafeBytes { y in
+                try small.withUnsafeBytes { uv in
+                    try FrameConverter().convert(SourcePicture(format: .nv12, width: 64, height: 64,
+                                                               planes: [y, uv], strides: [64, 64]), into: frame)
+                }
+            }
+        }
+    }
+
     @Test func oddSizedFrameIsRefused() {
         #expect(throws: MediaError.invalidSize(width: 321, height: 240, reason: "H.264 4:2:0 needs an even, positive size")) {
             _ = try VideoFrame(width: 321, height: 240)
