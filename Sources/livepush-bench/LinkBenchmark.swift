@@ -39,6 +39,15 @@ enum LinkBenchmark {
         }
         let modes = (parsed.value("modes") ?? "60fps,max").split(separator: ",").map(String.init)
         let readsPixels = parsed.value("consumer") != "hold"
+        var floors: [(p50: Double, p99: Double)] = []
+        for _ in 0..<runs {
+            guard let delays = try? WakeFloor.measureUs(seconds: seconds).sorted(), !delays.isEmpty else { continue }
+            floors.append((delays[delays.count / 2], delays[min(delays.count - 1, delays.count * 99 / 100)]))
+        }
+        if !floors.isEmpty {
+            print(String(format: "link-floor wake_p50_us=%.0f wake_p99_us=%.0f", floors.map(\.p50).sorted()[floors.count / 2],
+                         floors.map(\.p99).sorted()[floors.count / 2]))
+        }
         for (width, height) in sizes {
             for mode in modes {
                 var results: [Result] = []

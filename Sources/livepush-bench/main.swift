@@ -11,6 +11,8 @@ let usage = """
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
     process that reads every cache line of every frame. One line per case, the median of --runs:
       link <W>x<H> mode=<60fps|max> fps=<n> handoff_p50_us=<n> handoff_p99_us=<n> drops=<n> helper_cpu_pct=<n> pusher_cpu_pct=<n>
+    and the floor under it, a bare timestamp over a socket between two processes at 60 Hz:
+      link-floor wake_p50_us=<n> wake_p99_us=<n>
 
     capture: livepush-capture on a private Xvfb of each size, next to a bare xcb_shm_get_image loop
     (the floor) and ffmpeg's x11grab at the same size and rate:
@@ -32,6 +34,8 @@ case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
 case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
+case "wake-floor-sender":
+    WakeFloor.send(Array(arguments.dropFirst()))
 case "link-helper":
     LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
 case "-h", "--help":

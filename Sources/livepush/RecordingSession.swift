@@ -152,7 +152,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     private func summarize() -> Terminal.ExitCode {
         let (ms, code, failed) = lock.withLock { (recordedMs, recordingCode, helperFailed) }
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int64) ?? 0
+        let bytes = ((try? FileManager.default.attributesOfItem(atPath: output)[.size]) as? Int64) ?? 0
         if failed {
             Terminal.printError("livepush: nothing was captured; '\(output)' holds no picture of the screen")
             return .failure
@@ -162,7 +162,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             return .failure
         }
         print("Recorded \(Self.clock(ms)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
-            + "to \(output) (\(Self.size(bytes ?? 0)))")
+            + "to \(output) (\(Self.size(bytes)))")
         return .success
     }
 
