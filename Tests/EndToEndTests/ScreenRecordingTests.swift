@@ -12,37 +12,13 @@ struct ScreenRecordingTests {
         FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("screen")).path + "." + ext
     }
 
-    private func paint(_ arguments: [String]) throws -> RunningCommand {
-        let painter = try ProcessRunner.start(try Repository.x11Painter(),
-                                              ["--display", try TestEnvironment.display(), "--override-redirect"]
-                                                + arguments, interactive: true)
-        _ = try #require(painter.waitForLine(startingWith: "ready "), "x11-paint: \(painter.outputSoFar)")
-        return painter
-    }
+    private func paint(_ arguments: [String]) throws -> RunningCommand { try X11Painter.start(arguments).painter }
 
-    private func probe(_ path: String) throws -> [String: String] {
-        let result = try ProcessRunner.run("ffprobe", [
-            "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-            "stream=codec_name,width,height,r_frame_rate,nb_read_frames:format=duration",
-            "-of", "default=noprint_wrappers=1", path,
-        ])
-        #expect(result.exitCode == 0, "\(result)")
-        return Dictionary(result.standardOutput.split(separator: "\n").compactMap { line -> (String, String)? in
-            let parts = line.split(separator: "=", maxSplits: 1)
-            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-        }, uniquingKeysWith: { $1 })
-    }
+    private func probe(_ path: String) throws -> [String: String] { try MediaProbe.videoStream(path) }
 
     /// The RGB of pixel (x, y) of frame `index`, decoded by ffmpeg.
     private func decodedPixel(_ path: String, frame index: Int, x: Int, y: Int, width: Int) throws -> [Int] {
-        let raw = path + ".rgb"
-        defer { try? FileManager.default.removeItem(atPath: raw) }
-        let result = try ProcessRunner.run("ffmpeg", [
-            "-nostdin", "-v", "error", "-y", "-i", path, "-vf", "select=eq(n\\,\(index))", "-frames:v", "1",
-            "-f", "rawvideo", "-pix_fmt", "rgb24", raw,
-        ])
-        #expect(result.exitCode == 0, "\(result)")
-        let bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: raw))) ?? Data())
+        let bytes = try MediaProbe.decodedRGB(path, frame: index)
         let offset = (y * width + x) * 3
         guard bytes.count >= offset + 3 else { return [] }
         return bytes[offset..<offset + 3].map(Int.init)

@@ -76,14 +76,7 @@ final class X11CaptureTests {
     }
 
     /// Starts the painter and waits until its pixels are on screen; returns it and its window id.
-    func paint(_ arguments: [String]) throws -> (RunningCommand, String) {
-        let painter = try ProcessRunner.start(try Repository.x11Painter(),
-                                              ["--display", try TestEnvironment.display(), "--override-redirect"]
-                                                + arguments, interactive: true)
-        let ready = try #require(painter.waitForLine(startingWith: "ready "), "x11-paint: \(painter.outputSoFar)")
-        let window = String(ready.split(separator: " ")[1].dropFirst("window=".count))
-        return (painter, window)
-    }
+    func paint(_ arguments: [String]) throws -> (RunningCommand, String) { try X11Painter.start(arguments) }
 
     @Test func solidColourRegionArrivesExactly() throws {
         let (painter, _) = try paint(["--geometry", "200x100+50+60", "solid", "ff0000"])

@@ -131,18 +131,7 @@ import TestSupport
         try writer.finish()
     }
 
-    private func probe(_ path: String) throws -> [String: String] {
-        let result = try ProcessRunner.run("ffprobe", [
-            "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-            "stream=codec_name,width,height,r_frame_rate,nb_read_frames,color_space,color_range,has_b_frames",
-            "-of", "default=noprint_wrappers=1", path,
-        ])
-        #expect(result.exitCode == 0, "\(result)")
-        return Dictionary(result.standardOutput.split(separator: "\n").compactMap { line -> (String, String)? in
-            let parts = line.split(separator: "=", maxSplits: 1)
-            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-        }, uniquingKeysWith: { $1 })
-    }
+    private func probe(_ path: String) throws -> [String: String] { try MediaProbe.videoStream(path) }
 
     @Test(arguments: RecordingContainer.allCases)
     func recordingPlaysWithEveryFrameAndItsColours(container: RecordingContainer) throws {
@@ -159,14 +148,7 @@ import TestSupport
         #expect(stream["has_b_frames"] == "0")
         // The middle frame of each second, decoded to RGB, is that second's colour.
         for (second, colour) in Self.colours.enumerated() {
-            let rawPath = path + ".rgb"
-            defer { try? FileManager.default.removeItem(atPath: rawPath) }
-            let decoded = try ProcessRunner.run("ffmpeg", [
-                "-nostdin", "-v", "error", "-y", "-i", path, "-vf", "select=eq(n\\,\(second * 30 + 15))",
-                "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", rawPath,
-            ])
-            #expect(decoded.exitCode == 0, "\(decoded)")
-            let rgb = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: rawPath))) ?? Data())
+            let rgb = try MediaProbe.decodedRGB(path, frame: second * 30 + 15)
             #expect(rgb.count == 320 * 240 * 3, "decoded \(rgb.count) bytes")
             guard rgb.count >= 3 * (120 * 320 + 161) else { continue }
             let pixel = Array(rgb[(120 * 320 + 160) * 3..<(120 * 320 + 161) * 3])

@@ -1,0 +1,51 @@
+import Foundation
+
+/// What ffprobe and ffmpeg say about a recording: the reader a viewer would use.
+public enum MediaProbe {
+    public struct Failed: Error, CustomStringConvertible {
+        public let result: CommandResult
+        public var description: String { "\(result)" }
+    }
+
+    /// The first video stream's fields (and the format's duration and size), counting frames by decoding.
+    public static func videoStream(_ path: String) throws -> [String: String] {
+        let result = try ProcessRunner.run("ffprobe", [
+            "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+            "stream=codec_name,width,height,r_frame_rate,nb_read_frames,color_space,color_range,has_b_frames"
+                + ":format=duration,size",
+            "-of", "default=noprint_wrappers=1", path,
+        ])
+        guard result.exitCode == 0 else { throw Failed(result: result) }
+        return Dictionary(result.standardOutput.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        }, uniquingKeysWith: { $1 })
+    }
+
+    /// Frame `index` of the first video stream, decoded to RGB24 (width x height x 3 bytes).
+    public static func decodedRGB(_ path: String, frame index: Int) throws -> [UInt8] {
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("frame")).path + ".rgb"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let result = try ProcessRunner.run("ffmpeg", [
+            "-nostdin", "-v", "error", "-y", "-i", path, "-vf", "select=eq(n\\,\(index))", "-frames:v", "1",
+            "-f", "rawvideo", "-pix_fmt", "rgb24", raw,
+        ])
+        guard result.exitCode == 0 else { throw Failed(result: result) }
+        return [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: raw))) ?? Data())
+    }
+}
+
+/// The X11 test client that paints known pixels (tools/testclients/x11-paint.c) on the test Xvfb.
+public enum X11Painter {
+    /// Starts it with `arguments` (geometry and pattern) and waits until its pixels are on screen.
+    /// Returns it and its window id. Close its input (`closeInput`) to end it.
+    public static func start(_ arguments: [String]) throws -> (painter: RunningCommand, window: String) {
+        let painter = try ProcessRunner.start(try Repository.x11Painter(),
+                                              ["--display", try TestEnvironment.display(), "--override-redirect"]
+                                                + arguments, interactive: true)
+        guard let ready = painter.waitForLine(startingWith: "ready ") else {
+            throw MediaProbe.Failed(result: painter.finish())
+        }
+        return (painter, String(ready.split(separator: " ")[1].dropFirst("window=".count)))
+    }
+}
