@@ -40,6 +40,7 @@ let package = Package(
 
         .target(name: "CommandLineSupport"),
         .target(name: "CaptureLink", dependencies: ["CLinuxShim"]),
+        .target(name: "FLV"),
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
@@ -62,6 +63,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CaptureLink"], path: "Tests/TestSupport"),
         .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
+        .testTarget(name: "FLVTests", dependencies: ["FLV", "Media", "TestSupport"]),
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "TestSupport"]),
