@@ -1,0 +1,79 @@
+import Glibc
+
+/// A TCP connection with a deadline on every read and write. Errors name the step.
+final class RTMPSocket {
+    let descriptor: Int32
+    private(set) var bytesReceived: UInt64 = 0
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Resolves `host` and connects within `timeoutMs`.
+    init(host: String, port: UInt16, timeoutMs: Int) throws(Failure) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var results: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &results)
+        guard status == 0, let first = results else {
+            throw Failure(description: "cannot resolve '\(host)': \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(results) }
+        var lastError = "no address"
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let address = entry {
+            let fd = socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            if fd >= 0 {
+                Self.setTimeout(fd, timeoutMs)
+                if Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 {
+                    var one: Int32 = 1
+                    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                    descriptor = fd
+                    return
+                }
+                lastError = errno == ECONNREFUSED ? "connection refused (is an RTMP server listening on port \(port)?)"
+                    : String(cString: strerror(errno))
+                close(fd)
+            }
+            entry = address.pointee.ai_next
+        }
+        throw Failure(description: "cannot connect to \(host):\(port): \(lastError)")
+    }
+
+    deinit { close(descriptor) }
+
+    private static func setTimeout(_ fd: Int32, _ timeoutMs: Int) {
+        var timeout = timeval(tv_sec: timeoutMs / 1000, tv_usec: (timeoutMs % 1000) * 1000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func write(_ bytes: [UInt8], step: String) throws(Failure) {
+        var sent = 0
+        while sent < bytes.count {
+            let result = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw Failure(description: "\(step): sending failed: \(errno == EAGAIN ? "timed out" : String(cString: strerror(errno)))")
+            }
+            sent += result
+        }
+    }
+
+    func read(_ count: Int, step: String) throws(Failure) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var received = 0
+        while received < count {
+            let result = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + received, count - received, 0) }
+            if result == 0 { throw Failure(description: "\(step): the server closed the connection") }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw Failure(description: "\(step): \(errno == EAGAIN ? "no answer in time" : String(cString: strerror(errno)))")
+            }
+            received += result
+        }
+        bytesReceived += UInt64(count)
+        return buffer
+    }
+}
