@@ -45,13 +45,14 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
-        .target(name: "LivePush", dependencies: ["CaptureLink", "Media"]),
+        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP"]),
 
         // MARK: Executables.
 
         .executableTarget(
             name: "livepush",
-            dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "ScreenCapture", "AudioCapture"]),
+            dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "RTMP", "ScreenCapture",
+                           "AudioCapture"]),
         .executableTarget(
             name: "livepush-capture",
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture"]),

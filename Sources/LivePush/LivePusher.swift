@@ -1,6 +1,7 @@
 import CaptureLink
 import Foundation
 import Media
+import RTMP
 
 /// Why the pusher could not start something.
 public enum LivePushError: Error, CustomStringConvertible {
@@ -31,6 +32,7 @@ public final class LivePusher: @unchecked Sendable {
     private var endpoint: PusherEndpoint?
     private var pipeline: VideoPipeline?
     private var recording: LocalRecording?
+    private var push: RTMPOutput?
     private var statisticsTimer: DispatchSourceTimer?
     private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, bytes: 0)
     private var lastCpuSeconds = 0.0
@@ -107,8 +109,9 @@ public final class LivePusher: @unchecked Sendable {
         return endpoint?.rendezvous.socketPath
     }
 
-    /// Stops the helper (STOP), the pipeline and any recording.
+    /// Stops the helper (STOP), the pipeline, the push and any recording.
     public func stopScreenCapture() {
+        stopPush()
         stopLocalRecording()
         lock.lock()
         let endpoint = self.endpoint, pipeline = self.pipeline
@@ -145,6 +148,66 @@ public final class LivePusher: @unchecked Sendable {
         case .connected, .frame, .unchangedFrame, .audio, .paused, .resumed:
             break
         }
+    }
+
+    // MARK: Push
+
+    /// Starts publishing to `url` (rtmp://host[:port]/app/key): 0, or -2 for a URL that cannot
+    /// be used (the reason goes to `onError`), or -1 when screen capture is not started.
+    /// Status changes arrive in `onPushStatusUpdate`; the key never appears in any of them.
+    @discardableResult
+    public func startPush(url text: String) -> Int32 {
+        let url: RTMPURL
+        do {
+            url = try RTMPURL(text)
+        } catch {
+            notify { $0.onError(code: LivePushErrorCode.invalidURL, message: "invalid push URL: \(error)", extraInfo: [:]) }
+            return LivePushErrorCode.invalidURL
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        guard let pipeline, push == nil else { return -1 }
+        let output: RTMPOutput
+        do {
+            output = try RTMPOutput(url: url, encoder: pipeline.videoEncoder, retryIntervalMs: config.connectRetryIntervalMs,
+                                    retryCount: config.connectRetryCount)
+        } catch {
+            return -1
+        }
+        output.onStatus = { [weak self] status, message in
+            self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: [:]) }
+        }
+        output.onFailure = { [weak self] message in
+            self?.notify { $0.onError(code: LivePushErrorCode.pushFailed, message: message, extraInfo: [:]) }
+        }
+        output.onNeedKeyframe = { [weak pipeline] in pipeline?.requestKeyframe() }
+        push = output
+        output.start()
+        pipeline.add(output)
+        return 0
+    }
+
+    /// Stops publishing (FCUnpublish, deleteStream); encoding and recording go on.
+    public func stopPush() {
+        lock.lock()
+        let output = push
+        push = nil
+        if let output { pipeline?.remove(output) }
+        lock.unlock()
+        output?.stop()
+    }
+
+    public var isPushing: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return push != nil
+    }
+
+    /// The push URL with its key replaced by ****, or nil.
+    public var pushURL: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return push?.url.description
     }
 
     // MARK: Local recording

@@ -13,6 +13,8 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     /// The screen stopped: `reason` 0 stopped by the user or the helper, 1 interrupted
     /// (the helper crashed, hung, broke the protocol, or its window or display went away).
     func onScreenCaptureStopped(reason: Int32)
+    /// The push went through Connecting, ConnectSuccess, Reconnecting or Disconnected.
+    func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String])
     /// Once a second.
     func onStatisticsUpdate(_ statistics: LivePusherStatistics)
     /// `code` 0: recording began; -1 internal error, -2 unsupported extension, -6 already
@@ -30,6 +32,7 @@ extension LivePusherObserver {
     public func onCaptureFirstVideoFrame() {}
     public func onScreenCaptureStarted() {}
     public func onScreenCaptureStopped(reason: Int32) {}
+    public func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {}
     public func onStatisticsUpdate(_ statistics: LivePusherStatistics) {}
     public func onLocalRecordBegin(code: Int32, storagePath: String) {}
     public func onLocalRecording(durationMs: Int, storagePath: String) {}
@@ -60,6 +63,10 @@ public struct LivePusherStatistics: Equatable, Sendable {
 public enum LivePushErrorCode {
     public static let encoderFailed: Int32 = -1301
     public static let screenCaptureFailed: Int32 = -1308
+    /// The push URL cannot be used (not rtmp://, no key, ...).
+    public static let invalidURL: Int32 = -2
+    /// Pushing failed for good: the server refused, or reconnecting ran out of retries.
+    public static let pushFailed: Int32 = -1307
 }
 
 /// Warning codes of `onWarning`.

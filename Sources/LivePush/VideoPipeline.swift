@@ -83,6 +83,11 @@ final class VideoPipeline: @unchecked Sendable {
         }
     }
 
+    /// The next frame will be a keyframe (an output that (re)connected starts there).
+    func requestKeyframe() {
+        state.withLock { $0.keyframeRequested = true }
+    }
+
     func remove(_ sink: EncodedVideoSink) {
         _ = state.withLock { $0.sinks.removeValue(forKey: ObjectIdentifier(sink)) }
     }

@@ -2,12 +2,14 @@ import CommandLineSupport
 import Dispatch
 import Foundation
 import LivePush
+import RTMP
 
 /// One `livepush screen` or `livepush record` run: the pusher, the helper it may start, the
 /// live status line, and a clean end on Ctrl-C, SIGTERM, --duration or the helper's end.
 final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     let config: LivePushConfig
-    let output: String
+    let output: String?
+    let pushURL: String?
     let group: String
     let quiet: Bool
     let durationSeconds: Double?
@@ -21,10 +23,12 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private var recordingCode: Int32 = 0
     private var helperFailed = false
     private var stopping = false
+    private var pushFailed = false
 
-    init(config: LivePushConfig, output: String, group: String, quiet: Bool, durationSeconds: Double?) {
+    init(config: LivePushConfig, output: String?, pushURL: String?, group: String, quiet: Bool, durationSeconds: Double?) {
         self.config = config
         self.output = output
+        self.pushURL = pushURL
         self.group = group
         self.quiet = quiet
         self.durationSeconds = durationSeconds
@@ -39,10 +43,18 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             Terminal.printError("livepush: \(error)")
             return .failure
         }
-        let code = pusher.startLocalRecording(path: output, progressIntervalMs: 100)
-        guard code == 0 else {
-            Terminal.printError("livepush: cannot record to '\(output)': \(Self.describe(recordingCode: code))")
-            pusher.destroy()
+        if let output {
+            let code = pusher.startLocalRecording(path: output, progressIntervalMs: 100)
+            guard code == 0 else {
+                Terminal.printError("livepush: cannot record to '\(output)': \(Self.describe(recordingCode: code))")
+                pusher.destroy()
+                return .failure
+            }
+        } else {
+            recordingComplete.signal()
+        }
+        if let pushURL, pusher.startPush(url: pushURL) != 0 {
+            pusher.destroy()  // the reason went to onError
             return .failure
         }
         var helper: Process?
@@ -151,19 +163,24 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     }
 
     private func summarize() -> Terminal.ExitCode {
-        let (ms, code, failed) = lock.withLock { (recordedMs, recordingCode, helperFailed) }
-        let bytes = ((try? FileManager.default.attributesOfItem(atPath: output)[.size]) as? Int64) ?? 0
+        let (ms, code, failed, pushFailed) = lock.withLock { (recordedMs, recordingCode, helperFailed, self.pushFailed) }
         if failed {
-            Terminal.printError("livepush: nothing was captured; '\(output)' holds no picture of the screen")
+            Terminal.printError("livepush: nothing was captured from the screen")
             return .failure
         }
-        guard code == 0 else {
-            Terminal.printError("livepush: the recording '\(output)' failed")
-            return .failure
+        if let pushURL, let url = try? RTMPURL(pushURL) {
+            print(pushFailed ? "Push to \(url) failed" : "Pushed to \(url)")
         }
-        print("Recorded \(Self.clock(ms)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
-            + "to \(output) (\(Self.size(bytes)))")
-        return .success
+        if let output {
+            guard code == 0 else {
+                Terminal.printError("livepush: the recording '\(output)' failed")
+                return .failure
+            }
+            let bytes = ((try? FileManager.default.attributesOfItem(atPath: output)[.size]) as? Int64) ?? 0
+            print("Recorded \(Self.clock(ms)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
+                + "to \(output) (\(Self.size(bytes)))")
+        }
+        return pushFailed ? .failure : .success
     }
 
     private func note(_ line: String) {
@@ -193,7 +210,17 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     func onWarning(code: Int32, message: String, extraInfo: [String: String]) { note("warning: \(message)") }
 
-    func onError(code: Int32, message: String, extraInfo: [String: String]) { note("error: \(message)") }
+    func onError(code: Int32, message: String, extraInfo: [String: String]) {
+        note("error: \(message)")
+        if code == LivePushErrorCode.pushFailed || code == LivePushErrorCode.invalidURL {
+            lock.withLock { pushFailed = true }
+            done.signal()
+        }
+    }
+
+    func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {
+        if !quiet || status != .connectSuccess { note(message) }
+    }
 
     func onScreenCaptureStarted() {
         lock.withLock { captureStarted = true }

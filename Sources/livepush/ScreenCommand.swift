@@ -20,16 +20,22 @@ enum ScreenCommand {
         .flag("help", short: "h", help: "Show this help."),
     ]
 
+    static let recordOption = OptionSpec.value("record", valueName: "FILE", help: "Also record to FILE while pushing.")
+
     static func usage(_ command: String) -> String {
-        let synopsis = command == "screen"
+        let synopsis = command == "push"
+            ? "Usage: livepush push URL [--record FILE] [options]\n\nPushes the screen to an RTMP server "
+                + "(rtmp://host[:port]/app/key) through a capture helper it starts itself; the key is never printed."
+            : command == "screen"
             ? "Usage: livepush screen [OUTPUT] [options]\n\nRecords the screen through a capture helper it starts itself "
                 + "(livepush-capture, on a private group).\nOUTPUT defaults to ./livepush-YYYYMMDD-HHMMSS.mp4; "
                 + ".mp4 is written fragmented (a crash leaves a playable file), .mkv and .flv also work."
             : "Usage: livepush record --group NAME OUTPUT [options]\n\nRecords what any capture helper sends on the "
                 + "group (start one with livepush-capture --group NAME)."
         var sections = [synopsis, "Run options:\n" + ArgumentParser.optionsHelp(runOptions)]
-        if command == "screen" { sections.append("Capture options:\n" + ArgumentParser.optionsHelp(captureOptions)) }
+        if command != "record" { sections.append("Capture options:\n" + ArgumentParser.optionsHelp(captureOptions)) }
         else { sections.append("Group:\n" + ArgumentParser.optionsHelp([groupOption])) }
+        if command == "push" { sections.append("Recording:\n" + ArgumentParser.optionsHelp([recordOption])) }
         sections.append("Encoding options:\n" + ArgumentParser.optionsHelp(ConfigOptions.specs))
         return sections.joined(separator: "\n\n")
     }
@@ -37,7 +43,8 @@ enum ScreenCommand {
     static let groupOption = OptionSpec.value("group", valueName: "NAME", help: "The group helpers connect to.")
 
     static func main(_ command: String, _ arguments: [String]) -> Never {
-        let specs = runOptions + ConfigOptions.specs + (command == "screen" ? captureOptions : [groupOption])
+        let specs = runOptions + ConfigOptions.specs + (command == "record" ? [groupOption] : captureOptions)
+            + (command == "push" ? [recordOption] : [])
         let parsed: ParsedArguments
         let config: LivePushConfig
         do {
@@ -48,6 +55,7 @@ enum ScreenCommand {
             }
             config = try ConfigOptions.config(from: parsed)
             if parsed.positionals.count > 1 { throw ArgumentError.unexpectedArgument(parsed.positionals[1]) }
+            if command == "push" && parsed.positionals.isEmpty { throw ArgumentError.missingArgument("URL") }
             if command == "record" {
                 guard parsed.value("group") != nil else { throw ArgumentError.missingArgument("--group NAME") }
                 guard !parsed.positionals.isEmpty else { throw ArgumentError.missingArgument("OUTPUT") }
@@ -59,15 +67,16 @@ enum ScreenCommand {
             Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
-        let output = parsed.positionals.first ?? defaultOutputPath()
+        let output = command == "push" ? parsed.value("record") : (parsed.positionals.first ?? defaultOutputPath())
+        let pushURL = command == "push" ? parsed.positionals.first : nil
         let group = parsed.value("group") ?? "screen-\(getpid())"
-        let session = RecordingSession(config: config, output: output, group: group,
+        let session = RecordingSession(config: config, output: output, pushURL: pushURL, group: group,
                                        quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init))
         let helperArguments = captureOptions.flatMap { spec -> [String] in
             if spec.valueName == nil { return parsed.has(spec.name) ? ["--\(spec.name)"] : [] }
             return parsed.value(spec.name).map { ["--\(spec.name)", $0] } ?? []
         }
-        Terminal.exit(session.run(startHelper: command == "screen", helperArguments: helperArguments))
+        Terminal.exit(session.run(startHelper: command != "record", helperArguments: helperArguments))
     }
 
     static func defaultOutputPath() -> String {

@@ -17,13 +17,14 @@ let usage = """
     Commands:
       screen          Record the screen to a file (starts its own capture helper).
       record          Record what a capture helper sends on a group.
+      push            Push the screen to an RTMP server (and optionally record it).
       doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
       check-helper    Run a capture helper and check it against the Capture Link specification.
 
     Options:
     \(ArgumentParser.optionsHelp(topLevelOptions))
 
-    Not built yet: the microphone, RTMP push (livepush push).
+    Not built yet: the microphone.
     Run 'livepush <command> --help' for a command's options.
     """
 
@@ -35,7 +36,7 @@ guard let first = arguments.first else {
 switch first {
 case "doctor":
     Doctor.main(Array(arguments.dropFirst()))
-case "screen", "record":
+case "screen", "record", "push":
     ScreenCommand.main(first, Array(arguments.dropFirst()))
 case "check-helper":
     CheckHelper.main(Array(arguments.dropFirst()))

@@ -24,6 +24,7 @@ import TestSupport
             Commands:
               screen          Record the screen to a file (starts its own capture helper).
               record          Record what a capture helper sends on a group.
+              push            Push the screen to an RTMP server (and optionally record it).
               doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
               check-helper    Run a capture helper and check it against the Capture Link specification.
 
@@ -31,7 +32,7 @@ import TestSupport
               -h, --help     Show this help.
                   --version  Print the version.
 
-            Not built yet: the microphone, RTMP push (livepush push).
+            Not built yet: the microphone.
             Run 'livepush <command> --help' for a command's options.
 
             """)

@@ -24,6 +24,9 @@ import TestSupport
             completed.signal()
         }
         func onWarning(code: Int32, message: String, extraInfo: [String: String]) { add("warning(\(code))") }
+        func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {
+            add("push(\(status.rawValue))")
+        }
         func onError(code: Int32, message: String, extraInfo: [String: String]) { add("error(\(code))") }
     }
 
@@ -59,6 +62,24 @@ import TestSupport
         let probe = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
                                                       "stream=codec_name,width,height", "-of", "csv=p=0", path])
         #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "h264,320,240")
+    }
+
+    @Test(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"))
+    func pushStatusGoesConnectingConnectSuccessDisconnected() throws {
+        let runtime = privateRuntimeDirectory()
+        let observer = Recorder()
+        let pusher = try LivePusher(config: config(), observer: observer)
+        try pusher.startScreenCapture(group: "push", runtimeDirectory: runtime)
+        let key = UniqueName.make("sdkpush")
+        #expect(pusher.startPush(url: try TestEnvironment.liveURL(key: key)) == 0)
+        #expect(pusher.isPushing)
+        #expect(pusher.pushURL?.hasSuffix("/live/****") == true)
+        #expect(pusher.pushURL?.contains(key) == false)
+        Thread.sleep(forTimeInterval: 1.5)
+        pusher.stopPush()
+        #expect(!pusher.isPushing)
+        pusher.destroy()
+        #expect(observer.all.filter { $0.hasPrefix("push(") } == ["push(1)", "push(2)", "push(0)"], "\(observer.all)")
     }
 
     @Test func hardwareEncoderWithoutItsGPUFallsBackToLibx264WithAWarning() throws {
