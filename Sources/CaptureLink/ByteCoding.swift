@@ -10,10 +10,11 @@ struct ByteWriter {
     mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func raw(_ data: [UInt8]) { bytes.append(contentsOf: data) }
 
-    /// A fixed-size, NUL-padded UTF-8 field; text longer than the field is cut at a character boundary.
+    /// A fixed-size, NUL-padded UTF-8 field (a text of exactly `size` bytes has no NUL: the
+    /// field ends at the first NUL or at its end); longer text is cut at a character boundary.
     mutating func paddedText(_ text: String, size: Int) {
         var utf8 = Array(text.utf8)
-        while utf8.count > size - 1 {
+        while utf8.count > size {
             utf8.removeLast()
             while let last = utf8.last, last & 0xC0 == 0x80 { utf8.removeLast() }
             if let last = utf8.last, last >= 0xC0 { utf8.removeLast() }

@@ -68,7 +68,17 @@ import Testing
                           helperName: long, helperVersion: "v")
         let decoded = try Message.hello(hello).encoded().withUnsafeBytes { try Message.decode($0) }
         guard case .hello(let back) = decoded else { Issue.record("not a HELLO"); return }
-        #expect(back.helperName == String(repeating: "é", count: 15))  // 30 bytes + NUL fits 32
+        #expect(back.helperName == String(repeating: "é", count: 16))  // 32 bytes fill the field
+    }
+
+    /// Found by the fuzzer: a name that fills its whole field has no NUL, and must survive re-encoding.
+    @Test func helloNameFillingItsWholeFieldRoundTrips() throws {
+        let hello = Hello(pid: 1, capabilities: [], pixelFormats: [.bgrx], maxWidth: 1, maxHeight: 1,
+                          helperName: String(repeating: "n", count: 32), helperVersion: String(repeating: "v", count: 16))
+        let bytes = Message.hello(hello).encoded()
+        #expect(bytes.count == 16 + 80)
+        let decoded = try bytes.withUnsafeBytes { try Message.decode($0) }
+        #expect(decoded == .hello(hello))
     }
 
     /// Random messages of every kind survive the round trip (a seeded generator: reproducible).
