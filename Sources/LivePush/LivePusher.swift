@@ -164,6 +164,10 @@ public final class LivePusher: @unchecked Sendable {
             notify { $0.onError(code: LivePushErrorCode.invalidURL, message: "invalid push URL: \(error)", extraInfo: [:]) }
             return LivePushErrorCode.invalidURL
         }
+        return startPush(rtmpURL: url)
+    }
+
+    private func startPush(rtmpURL url: RTMPURL) -> Int32 {
         lock.lock()
         defer { lock.unlock() }
         guard let pipeline, push == nil else { return -1 }
@@ -195,6 +199,26 @@ public final class LivePusher: @unchecked Sendable {
         if let output { pipeline?.remove(output) }
         lock.unlock()
         output?.stop()
+    }
+
+    /// Drops the RTMP connection and connects again (Reconnecting, then ConnectSuccess); the
+    /// stream restarts on a keyframe. Encoding and recording go on.
+    public func reconnectPush() {
+        lock.lock()
+        let output = push
+        lock.unlock()
+        output?.reconnect()
+    }
+
+    /// Stops the push and starts it again to the same URL; 0, or startPush's codes.
+    @discardableResult
+    public func restartPush() -> Int32 {
+        lock.lock()
+        let url = push?.url
+        lock.unlock()
+        guard let url else { return -1 }
+        stopPush()
+        return startPush(rtmpURL: url)
     }
 
     public var isPushing: Bool {

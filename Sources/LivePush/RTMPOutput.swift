@@ -28,6 +28,8 @@ final class RTMPOutput: EncodedVideoSink, @unchecked Sendable {
     private var droppingUntilKeyframe = false
     private var stopped = false
     private var finished = false
+    /// Set by `reconnect()`: the sender drops its connection and connects again.
+    private var reconnectRequested = false
     private(set) var framesDropped = 0
     private(set) var bytesSent = 0
     var onStatus: (@Sendable (PushStatus, String) -> Void)?
@@ -63,6 +65,14 @@ final class RTMPOutput: EncodedVideoSink, @unchecked Sendable {
         stopped = true
         condition.broadcast()
         while !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Drops the connection and connects again at once (reconnectPush).
+    func reconnect() {
+        condition.lock()
+        reconnectRequested = true
+        condition.broadcast()
         condition.unlock()
     }
 
@@ -114,6 +124,10 @@ final class RTMPOutput: EncodedVideoSink, @unchecked Sendable {
                 return
             } catch {
                 if isStopped { break }
+                if error.detail == Self.reconnectRequestedDetail {
+                    attempts = 1  // a requested reconnection: at once, counted as the first retry
+                    continue
+                }
                 attempts += 1
                 if attempts > retryCount || error.step == .publish {
                     onFailure?("push to \(url) failed: \(error)")
@@ -128,6 +142,8 @@ final class RTMPOutput: EncodedVideoSink, @unchecked Sendable {
         onStatus?(.disconnected, "stopped pushing to \(url)")
     }
 
+    private static let reconnectRequestedDetail = "reconnection requested"
+
     private var isStopped: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -139,10 +155,16 @@ final class RTMPOutput: EncodedVideoSink, @unchecked Sendable {
         var waitingForKeyframe = true
         while true {
             condition.lock()
-            while queue.isEmpty && !stopped { condition.wait() }
+            while queue.isEmpty && !stopped && !reconnectRequested { condition.wait() }
             if stopped {
                 condition.unlock()
                 return
+            }
+            if reconnectRequested {
+                reconnectRequested = false
+                condition.unlock()
+                publisher.finish()
+                throw RTMPError(step: .send, detail: Self.reconnectRequestedDetail)
             }
             let batch = queue
             queue.removeAll()

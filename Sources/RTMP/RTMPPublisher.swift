@@ -15,6 +15,11 @@ public struct RTMPError: Error, Equatable, CustomStringConvertible {
     public let step: Step
     public let detail: String
     public var description: String { "\(step.rawValue): \(detail)" }
+
+    public init(step: Step, detail: String) {
+        self.step = step
+        self.detail = detail
+    }
 }
 
 /// An RTMP client that publishes one stream (the flow of FFmpeg's rtmpproto and OBS): the

@@ -82,6 +82,23 @@ import TestSupport
         #expect(observer.all.filter { $0.hasPrefix("push(") } == ["push(1)", "push(2)", "push(0)"], "\(observer.all)")
     }
 
+    @Test(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"))
+    func reconnectPushGoesThroughReconnectingAndRestartPushStartsAgain() throws {
+        let runtime = privateRuntimeDirectory()
+        let observer = Recorder()
+        let pusher = try LivePusher(config: config(), observer: observer)
+        try pusher.startScreenCapture(group: "again", runtimeDirectory: runtime)
+        #expect(pusher.startPush(url: try TestEnvironment.liveURL(key: UniqueName.make("again"))) == 0)
+        Thread.sleep(forTimeInterval: 1)
+        pusher.reconnectPush()
+        Thread.sleep(forTimeInterval: 1)
+        #expect(pusher.restartPush() == 0)
+        Thread.sleep(forTimeInterval: 1)
+        pusher.destroy()
+        #expect(observer.all.filter { $0.hasPrefix("push(") }
+            == ["push(1)", "push(2)", "push(3)", "push(2)", "push(0)", "push(1)", "push(2)", "push(0)"], "\(observer.all)")
+    }
+
     @Test func hardwareEncoderWithoutItsGPUFallsBackToLibx264WithAWarning() throws {
         let runtime = privateRuntimeDirectory()
         let observer = Recorder()
