@@ -32,7 +32,7 @@ public final class LivePusher: @unchecked Sendable {
     private var endpoint: PusherEndpoint?
     private var pipeline: VideoPipeline?
     private var recording: LocalRecording?
-    private var push: RTMPOutput?
+    private var pushes: [RTMPOutput] = []
     private var statisticsTimer: DispatchSourceTimer?
     private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, bytes: 0)
     private var lastCpuSeconds = 0.0
@@ -153,10 +153,20 @@ public final class LivePusher: @unchecked Sendable {
     // MARK: Push
 
     /// Starts publishing to `url` (rtmp://host[:port]/app/key): 0, or -2 for a URL that cannot
-    /// be used (the reason goes to `onError`), or -1 when screen capture is not started.
-    /// Status changes arrive in `onPushStatusUpdate`; the key never appears in any of them.
+    /// be used (the reason goes to `onError`), or -1 when screen capture is not started or a
+    /// push is already running (more destinations: `addPushDestination`). Status changes arrive
+    /// in `onPushStatusUpdate`; the key never appears in any of them.
     @discardableResult
     public func startPush(url text: String) -> Int32 {
+        guard !isPushing else { return -1 }
+        return addPushDestination(url: text)
+    }
+
+    /// Publishes the same encode to one more RTMP destination; codes as `startPush`. Each
+    /// destination has its own queue, sender thread and reconnections: a slow or failing one
+    /// does not hold the others back. Its status carries its (redacted) URL in `extraInfo["url"]`.
+    @discardableResult
+    public func addPushDestination(url text: String) -> Int32 {
         let url: RTMPURL
         do {
             url = try RTMPURL(text)
@@ -164,13 +174,13 @@ public final class LivePusher: @unchecked Sendable {
             notify { $0.onError(code: LivePushErrorCode.invalidURL, message: "invalid push URL: \(error)", extraInfo: [:]) }
             return LivePushErrorCode.invalidURL
         }
-        return startPush(rtmpURL: url)
+        return startOutput(url)
     }
 
-    private func startPush(rtmpURL url: RTMPURL) -> Int32 {
+    private func startOutput(_ url: RTMPURL) -> Int32 {
         lock.lock()
         defer { lock.unlock() }
-        guard let pipeline, push == nil else { return -1 }
+        guard let pipeline, !pushes.contains(where: { $0.url == url }) else { return -1 }
         let output: RTMPOutput
         do {
             output = try RTMPOutput(url: url, encoder: pipeline.videoEncoder, retryIntervalMs: config.connectRetryIntervalMs,
@@ -178,60 +188,65 @@ public final class LivePusher: @unchecked Sendable {
         } catch {
             return -1
         }
+        let redacted = url.description
         output.onStatus = { [weak self] status, message in
-            self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: [:]) }
+            self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: ["url": redacted]) }
         }
         output.onFailure = { [weak self] message in
-            self?.notify { $0.onError(code: LivePushErrorCode.pushFailed, message: message, extraInfo: [:]) }
+            self?.notify { $0.onError(code: LivePushErrorCode.pushFailed, message: message, extraInfo: ["url": redacted]) }
         }
         output.onNeedKeyframe = { [weak pipeline] in pipeline?.requestKeyframe() }
-        push = output
+        pushes.append(output)
         output.start()
         pipeline.add(output)
         return 0
     }
 
-    /// Stops publishing (FCUnpublish, deleteStream); encoding and recording go on.
+    /// Stops publishing to every destination (FCUnpublish, deleteStream); encoding and
+    /// recording go on.
     public func stopPush() {
         lock.lock()
-        let output = push
-        push = nil
-        if let output { pipeline?.remove(output) }
+        let outputs = pushes
+        pushes = []
+        for output in outputs { pipeline?.remove(output) }
         lock.unlock()
-        output?.stop()
+        for output in outputs { output.stop() }
     }
 
-    /// Drops the RTMP connection and connects again (Reconnecting, then ConnectSuccess); the
-    /// stream restarts on a keyframe. Encoding and recording go on.
+    /// Drops every RTMP connection and connects again (Reconnecting, then ConnectSuccess); the
+    /// streams restart on a keyframe. Encoding and recording go on.
     public func reconnectPush() {
         lock.lock()
-        let output = push
+        let outputs = pushes
         lock.unlock()
-        output?.reconnect()
+        for output in outputs { output.reconnect() }
     }
 
-    /// Stops the push and starts it again to the same URL; 0, or startPush's codes.
+    /// Stops the push and starts it again to the same destinations; 0, or startPush's codes.
     @discardableResult
     public func restartPush() -> Int32 {
         lock.lock()
-        let url = push?.url
+        let urls = pushes.map(\.url)
         lock.unlock()
-        guard let url else { return -1 }
+        guard !urls.isEmpty else { return -1 }
         stopPush()
-        return startPush(rtmpURL: url)
+        return urls.map { startOutput($0) }.first { $0 != 0 } ?? 0
     }
 
     public var isPushing: Bool {
         lock.lock()
         defer { lock.unlock() }
-        return push != nil
+        return !pushes.isEmpty
     }
 
-    /// The push URL with its key replaced by ****, or nil.
-    public var pushURL: String? {
+    /// The first push URL with its key replaced by ****, or nil.
+    public var pushURL: String? { pushURLs.first }
+
+    /// Every push destination, keys replaced by ****.
+    public var pushURLs: [String] {
         lock.lock()
         defer { lock.unlock() }
-        return push?.url.description
+        return pushes.map(\.url.description)
     }
 
     // MARK: Local recording

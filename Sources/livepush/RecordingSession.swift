@@ -9,7 +9,7 @@ import RTMP
 final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     let config: LivePushConfig
     let output: String?
-    let pushURL: String?
+    let pushURLs: [String]
     let group: String
     let quiet: Bool
     let durationSeconds: Double?
@@ -25,10 +25,12 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private var stopping = false
     private var pushFailed = false
 
-    init(config: LivePushConfig, output: String?, pushURL: String?, group: String, quiet: Bool, durationSeconds: Double?) {
+    init(config: LivePushConfig, output: String?, pushURLs: [String], group: String, quiet: Bool,
+         durationSeconds: Double?)
+    {
         self.config = config
         self.output = output
-        self.pushURL = pushURL
+        self.pushURLs = pushURLs
         self.group = group
         self.quiet = quiet
         self.durationSeconds = durationSeconds
@@ -53,7 +55,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         } else {
             recordingComplete.signal()
         }
-        if let pushURL, pusher.startPush(url: pushURL) != 0 {
+        for pushURL in pushURLs where pusher.addPushDestination(url: pushURL) != 0 {
             pusher.destroy()  // the reason went to onError
             return .failure
         }
@@ -168,8 +170,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             Terminal.printError("livepush: nothing was captured from the screen")
             return .failure
         }
-        if let pushURL, let url = try? RTMPURL(pushURL) {
-            print(pushFailed ? "Push to \(url) failed" : "Pushed to \(url)")
+        for pushURL in pushURLs {
+            if let url = try? RTMPURL(pushURL) { print(pushFailed ? "Push to \(url) failed" : "Pushed to \(url)") }
         }
         if let output {
             guard code == 0 else {

@@ -24,8 +24,9 @@ enum ScreenCommand {
 
     static func usage(_ command: String) -> String {
         let synopsis = command == "push"
-            ? "Usage: livepush push URL [--record FILE] [options]\n\nPushes the screen to an RTMP server "
-                + "(rtmp://host[:port]/app/key) through a capture helper it starts itself; the key is never printed."
+            ? "Usage: livepush push URL [URL...] [--record FILE] [options]\n\nPushes the screen to RTMP servers "
+                + "(rtmp://host[:port]/app/key; several share one encode) through a capture helper it starts itself; "
+                + "keys are never printed."
             : command == "screen"
             ? "Usage: livepush screen [OUTPUT] [options]\n\nRecords the screen through a capture helper it starts itself "
                 + "(livepush-capture, on a private group).\nOUTPUT defaults to ./livepush-YYYYMMDD-HHMMSS.mp4; "
@@ -54,7 +55,9 @@ enum ScreenCommand {
                 Terminal.exit(.success)
             }
             config = try ConfigOptions.config(from: parsed)
-            if parsed.positionals.count > 1 { throw ArgumentError.unexpectedArgument(parsed.positionals[1]) }
+            if command != "push" && parsed.positionals.count > 1 {
+                throw ArgumentError.unexpectedArgument(parsed.positionals[1])
+            }
             if command == "push" && parsed.positionals.isEmpty { throw ArgumentError.missingArgument("URL") }
             if command == "record" {
                 guard parsed.value("group") != nil else { throw ArgumentError.missingArgument("--group NAME") }
@@ -68,9 +71,9 @@ enum ScreenCommand {
             Terminal.exit(.usage)
         }
         let output = command == "push" ? parsed.value("record") : (parsed.positionals.first ?? defaultOutputPath())
-        let pushURL = command == "push" ? parsed.positionals.first : nil
+        let pushURLs = command == "push" ? parsed.positionals : []
         let group = parsed.value("group") ?? "screen-\(getpid())"
-        let session = RecordingSession(config: config, output: output, pushURL: pushURL, group: group,
+        let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group,
                                        quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init))
         let helperArguments = captureOptions.flatMap { spec -> [String] in
             if spec.valueName == nil { return parsed.has(spec.name) ? ["--\(spec.name)"] : [] }

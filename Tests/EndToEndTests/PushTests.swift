@@ -28,6 +28,23 @@ struct PushTests {
         #expect((70...95).contains(frames), "nginx recorded \(frames) frames of about 90")
     }
 
+    @Test func twoDestinationsShareOneEncodeAndBothRecordTheStream() throws {
+        let keys = [UniqueName.make("first"), UniqueName.make("second")]
+        let result = try ProcessRunner.run(livepush, [
+            "push", try TestEnvironment.recordURL(key: keys[0]), try TestEnvironment.recordURL(key: keys[1]),
+            "--display", try TestEnvironment.display(), "--region", "0,0,320,240", "--resolution", "320x240",
+            "--duration", "3", "--quiet",
+        ], timeoutSeconds: 30)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.standardOutput.components(separatedBy: "Pushed to rtmp://").count == 3)
+        Thread.sleep(forTimeInterval: 0.5)
+        for key in keys {
+            let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
+            let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
+            #expect(stream["codec_name"] == "h264" && (70...95).contains(frames), "\(key): \(stream)")
+        }
+    }
+
     @Test func unreachableServerIsRetriedThenGivenUpWithoutTheKey() throws {
         let result = try ProcessRunner.run(livepush, [
             "push", "rtmp://127.0.0.1:9/live/do-not-print-this", "--display", try TestEnvironment.display(),
