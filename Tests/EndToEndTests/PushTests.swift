@@ -2,64 +2,66 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `livepush push` to the real nginx-rtmp of the test environment; what nginx recorded is read
-/// back with ffprobe, and the stream key appears in no output.
-@Suite(.serialized, .enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
-                             "needs the test Xvfb and nginx-rtmp (make test)"))
-struct PushTests {
-    let livepush = BuiltProducts.path("livepush")
+extension SharedScreen {
+    /// `livepush push` to the real nginx-rtmp of the test environment; what nginx recorded is read
+    /// back with ffprobe, and the stream key appears in no output.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
+                                 "needs the test Xvfb and nginx-rtmp (make test)"))
+    struct PushTests {
+        let livepush = BuiltProducts.path("livepush")
 
-    @Test func screenPushedToNginxIsRecordedThereAndTheKeyIsNeverPrinted() throws {
-        let key = UniqueName.make("pushkey")
-        let (painter, _) = try X11Painter.start(["--geometry", "320x240+400+100", "solid", "00ff00"])
-        defer { painter.closeInput(); _ = painter.finish() }
-        let result = try ProcessRunner.run(livepush, [
-            "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
-            "--region", "400,100,320,240", "--resolution", "320x240", "--duration", "3",
-        ], timeoutSeconds: 30)
-        #expect(result.exitCode == 0, "\(result)")
-        #expect(!result.standardOutput.contains(key) && !result.standardError.contains(key))
-        #expect(result.standardOutput.contains("Pushed to rtmp://127.0.0.1:"))
-        #expect(result.standardOutput.contains("/record/****"))
-        Thread.sleep(forTimeInterval: 0.5)
-        let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
-        #expect(stream["codec_name"] == "h264" && stream["width"] == "320" && stream["height"] == "240")
-        let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
-        #expect((70...95).contains(frames), "nginx recorded \(frames) frames of about 90")
-    }
-
-    @Test func twoDestinationsShareOneEncodeAndBothRecordTheStream() throws {
-        let keys = [UniqueName.make("first"), UniqueName.make("second")]
-        let result = try ProcessRunner.run(livepush, [
-            "push", try TestEnvironment.recordURL(key: keys[0]), try TestEnvironment.recordURL(key: keys[1]),
-            "--display", try TestEnvironment.display(), "--region", "0,0,320,240", "--resolution", "320x240",
-            "--duration", "3", "--quiet",
-        ], timeoutSeconds: 30)
-        #expect(result.exitCode == 0, "\(result)")
-        #expect(result.standardOutput.components(separatedBy: "Pushed to rtmp://").count == 3)
-        Thread.sleep(forTimeInterval: 0.5)
-        for key in keys {
+        @Test func screenPushedToNginxIsRecordedThereAndTheKeyIsNeverPrinted() throws {
+            let key = UniqueName.make("pushkey")
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+400+100", "solid", "00ff00"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let result = try ProcessRunner.run(livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+                "--region", "400,100,320,240", "--resolution", "320x240", "--duration", "3",
+            ], timeoutSeconds: 30)
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(!result.standardOutput.contains(key) && !result.standardError.contains(key))
+            #expect(result.standardOutput.contains("Pushed to rtmp://127.0.0.1:"))
+            #expect(result.standardOutput.contains("/record/****"))
+            Thread.sleep(forTimeInterval: 0.5)
             let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
+            #expect(stream["codec_name"] == "h264" && stream["width"] == "320" && stream["height"] == "240")
             let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
-            #expect(stream["codec_name"] == "h264" && (70...95).contains(frames), "\(key): \(stream)")
+            #expect((70...95).contains(frames), "nginx recorded \(frames) frames of about 90")
         }
-    }
 
-    @Test func unreachableServerIsRetriedThenGivenUpWithoutTheKey() throws {
-        let result = try ProcessRunner.run(livepush, [
-            "push", "rtmp://127.0.0.1:9/live/do-not-print-this", "--display", try TestEnvironment.display(),
-            "--retry-count", "1", "--retry-interval", "1000", "--quiet",
-        ], timeoutSeconds: 30)
-        #expect(result.exitCode == 1)
-        #expect(result.standardError.contains("connection refused"))
-        #expect(result.standardError.contains("reconnecting to rtmp://127.0.0.1:9/live/**** (attempt 1 of 1)"))
-        #expect(!result.standardError.contains("do-not-print-this") && !result.standardOutput.contains("do-not-print-this"))
-    }
+        @Test func twoDestinationsShareOneEncodeAndBothRecordTheStream() throws {
+            let keys = [UniqueName.make("first"), UniqueName.make("second")]
+            let result = try ProcessRunner.run(livepush, [
+                "push", try TestEnvironment.recordURL(key: keys[0]), try TestEnvironment.recordURL(key: keys[1]),
+                "--display", try TestEnvironment.display(), "--region", "0,0,320,240", "--resolution", "320x240",
+                "--duration", "3", "--quiet",
+            ], timeoutSeconds: 30)
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(result.standardOutput.components(separatedBy: "Pushed to rtmp://").count == 3)
+            Thread.sleep(forTimeInterval: 0.5)
+            for key in keys {
+                let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
+                let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
+                #expect(stream["codec_name"] == "h264" && (70...95).contains(frames), "\(key): \(stream)")
+            }
+        }
 
-    @Test func urlThatIsNotRTMPSaysHowToWriteOne() throws {
-        let result = try ProcessRunner.run(livepush, ["push", "http://127.0.0.1/live/key",
-                                                      "--display", try TestEnvironment.display(), "--quiet"])
-        #expect(result.exitCode == 1)
-        #expect(result.standardError.contains("invalid push URL: 'http' is not an RTMP URL; use rtmp://host[:port]/app/key"))
+        @Test func unreachableServerIsRetriedThenGivenUpWithoutTheKey() throws {
+            let result = try ProcessRunner.run(livepush, [
+                "push", "rtmp://127.0.0.1:9/live/do-not-print-this", "--display", try TestEnvironment.display(),
+                "--retry-count", "1", "--retry-interval", "1000", "--quiet",
+            ], timeoutSeconds: 30)
+            #expect(result.exitCode == 1)
+            #expect(result.standardError.contains("connection refused"))
+            #expect(result.standardError.contains("reconnecting to rtmp://127.0.0.1:9/live/**** (attempt 1 of 1)"))
+            #expect(!result.standardError.contains("do-not-print-this") && !result.standardOutput.contains("do-not-print-this"))
+        }
+
+        @Test func urlThatIsNotRTMPSaysHowToWriteOne() throws {
+            let result = try ProcessRunner.run(livepush, ["push", "http://127.0.0.1/live/key",
+                                                          "--display", try TestEnvironment.display(), "--quiet"])
+            #expect(result.exitCode == 1)
+            #expect(result.standardError.contains("invalid push URL: 'http' is not an RTMP URL; use rtmp://host[:port]/app/key"))
+        }
     }
 }

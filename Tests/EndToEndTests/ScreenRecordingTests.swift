@@ -2,105 +2,107 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `livepush screen` records the test Xvfb through its own capture helper; ffprobe and ffmpeg
-/// check what the file holds.
-@Suite(.serialized, .enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"))
-struct ScreenRecordingTests {
-    let livepush = BuiltProducts.path("livepush")
+extension SharedScreen {
+    /// `livepush screen` records the test Xvfb through its own capture helper; ffprobe and ffmpeg
+    /// check what the file holds.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"))
+    struct ScreenRecordingTests {
+        let livepush = BuiltProducts.path("livepush")
 
-    private func temporaryPath(_ ext: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("screen")).path + "." + ext
-    }
-
-    private func paint(_ arguments: [String]) throws -> RunningCommand { try X11Painter.start(arguments).painter }
-
-    private func probe(_ path: String) throws -> [String: String] { try MediaProbe.videoStream(path) }
-
-    /// The RGB of pixel (x, y) of frame `index`, decoded by ffmpeg.
-    private func decodedPixel(_ path: String, frame index: Int, x: Int, y: Int, width: Int) throws -> [Int] {
-        let bytes = try MediaProbe.decodedRGB(path, frame: index)
-        let offset = (y * width + x) * 3
-        guard bytes.count >= offset + 3 else { return [] }
-        return bytes[offset..<offset + 3].map(Int.init)
-    }
-
-    @Test func screenRegionIsRecordedWithItsColoursSizeAndRate() throws {
-        let painter = try paint(["--geometry", "320x240+300+200", "bars"])
-        defer { painter.closeInput(); _ = painter.finish() }
-        let path = temporaryPath("mp4")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try ProcessRunner.run(livepush, [
-            "screen", path, "--display", try TestEnvironment.display(), "--region", "300,200,320,240", "--no-cursor",
-            "--resolution", "320x240", "--fps", "30", "--duration", "3", "--quiet",
-        ], timeoutSeconds: 30)
-        #expect(result.exitCode == 0, "\(result)")
-        #expect(result.standardOutput.hasPrefix("Recorded 00:00:0"))
-        #expect(result.standardOutput.contains(" of 320x240 at 30 fps to \(path) ("))
-        let stream = try probe(path)
-        #expect(stream["codec_name"] == "h264" && stream["width"] == "320" && stream["height"] == "240")
-        #expect(stream["r_frame_rate"] == "30/1")
-        let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
-        #expect((75...95).contains(frames), "3 s at 30 fps, got \(frames) frames")
-        if let duration = Double(stream["duration"] ?? "") {
-            #expect(abs(duration - Double(frames) / 30) <= 1.0 / 30 + 0.001, "duration \(duration) for \(frames) frames")
+        private func temporaryPath(_ ext: String) -> String {
+            FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("screen")).path + "." + ext
         }
-        // Bars of 40 px: white, yellow, cyan, green, magenta, red, blue, black.
-        let expected: [(Int, [Int])] = [(20, [255, 255, 255]), (60, [255, 255, 0]), (100, [0, 255, 255]),
-                                         (140, [0, 255, 0]), (180, [255, 0, 255]), (220, [255, 0, 0]),
-                                         (260, [0, 0, 255]), (300, [0, 0, 0])]
-        for (x, rgb) in expected {
-            let pixel = try decodedPixel(path, frame: frames / 2, x: x, y: 120, width: 320)
-            #expect(pixel.count == 3 && zip(pixel, rgb).allSatisfy { abs($0 - $1) <= 16 },
-                    "bar at x=\(x): decoded \(pixel), drew \(rgb)")
+
+        private func paint(_ arguments: [String]) throws -> RunningCommand { try X11Painter.start(arguments).painter }
+
+        private func probe(_ path: String) throws -> [String: String] { try MediaProbe.videoStream(path) }
+
+        /// The RGB of pixel (x, y) of frame `index`, decoded by ffmpeg.
+        private func decodedPixel(_ path: String, frame index: Int, x: Int, y: Int, width: Int) throws -> [Int] {
+            let bytes = try MediaProbe.decodedRGB(path, frame: index)
+            let offset = (y * width + x) * 3
+            guard bytes.count >= offset + 3 else { return [] }
+            return bytes[offset..<offset + 3].map(Int.init)
         }
-    }
 
-    @Test func existingFileIsRefusedWithTheReferenceCode() throws {
-        let path = temporaryPath("mp4")
-        FileManager.default.createFile(atPath: path, contents: Data([1]))
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let result = try ProcessRunner.run(livepush, ["screen", path, "--display", try TestEnvironment.display(),
-                                                      "--duration", "1", "--quiet"])
-        #expect(result.exitCode == 1)
-        #expect(result.standardError.contains(
-            "livepush: cannot record to '\(path)': the file exists (-7); remove it or choose another name"))
-    }
+        @Test func screenRegionIsRecordedWithItsColoursSizeAndRate() throws {
+            let painter = try paint(["--geometry", "320x240+300+200", "bars"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let path = temporaryPath("mp4")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let result = try ProcessRunner.run(livepush, [
+                "screen", path, "--display", try TestEnvironment.display(), "--region", "300,200,320,240", "--no-cursor",
+                "--resolution", "320x240", "--fps", "30", "--duration", "3", "--quiet",
+            ], timeoutSeconds: 30)
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(result.standardOutput.hasPrefix("Recorded 00:00:0"))
+            #expect(result.standardOutput.contains(" of 320x240 at 30 fps to \(path) ("))
+            let stream = try probe(path)
+            #expect(stream["codec_name"] == "h264" && stream["width"] == "320" && stream["height"] == "240")
+            #expect(stream["r_frame_rate"] == "30/1")
+            let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
+            #expect((75...95).contains(frames), "3 s at 30 fps, got \(frames) frames")
+            if let duration = Double(stream["duration"] ?? "") {
+                #expect(abs(duration - Double(frames) / 30) <= 1.0 / 30 + 0.001, "duration \(duration) for \(frames) frames")
+            }
+            // Bars of 40 px: white, yellow, cyan, green, magenta, red, blue, black.
+            let expected: [(Int, [Int])] = [(20, [255, 255, 255]), (60, [255, 255, 0]), (100, [0, 255, 255]),
+                                             (140, [0, 255, 0]), (180, [255, 0, 255]), (220, [255, 0, 0]),
+                                             (260, [0, 0, 255]), (300, [0, 0, 0])]
+            for (x, rgb) in expected {
+                let pixel = try decodedPixel(path, frame: frames / 2, x: x, y: 120, width: 320)
+                #expect(pixel.count == 3 && zip(pixel, rgb).allSatisfy { abs($0 - $1) <= 16 },
+                        "bar at x=\(x): decoded \(pixel), drew \(rgb)")
+            }
+        }
 
-    @Test func unsupportedExtensionAndUnwritablePlaceAreRefused() throws {
-        let avi = try ProcessRunner.run(livepush, ["screen", temporaryPath("avi"), "--duration", "1", "--quiet",
-                                                   "--display", try TestEnvironment.display()])
-        #expect(avi.exitCode == 1)
-        #expect(avi.standardError.contains("unsupported extension (-2); use .mp4, .mkv or .flv"))
-        let denied = try ProcessRunner.run(livepush, ["screen", "/proc/livepush-test.mp4", "--duration", "1", "--quiet",
-                                                      "--display", try TestEnvironment.display()])
-        #expect(denied.exitCode == 1)
-        #expect(denied.standardError.contains("no permission to write there (-8)"))
-    }
+        @Test func existingFileIsRefusedWithTheReferenceCode() throws {
+            let path = temporaryPath("mp4")
+            FileManager.default.createFile(atPath: path, contents: Data([1]))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let result = try ProcessRunner.run(livepush, ["screen", path, "--display", try TestEnvironment.display(),
+                                                          "--duration", "1", "--quiet"])
+            #expect(result.exitCode == 1)
+            #expect(result.standardError.contains(
+                "livepush: cannot record to '\(path)': the file exists (-7); remove it or choose another name"))
+        }
 
-    @Test func badConfigurationIsAUsageErrorNamingTheOption() throws {
-        let result = try ProcessRunner.run(livepush, ["screen", temporaryPath("mp4"), "--fps", "0"])
-        #expect(result.exitCode == 2)
-        #expect(result.standardError.contains("fps"))
-    }
+        @Test func unsupportedExtensionAndUnwritablePlaceAreRefused() throws {
+            let avi = try ProcessRunner.run(livepush, ["screen", temporaryPath("avi"), "--duration", "1", "--quiet",
+                                                       "--display", try TestEnvironment.display()])
+            #expect(avi.exitCode == 1)
+            #expect(avi.standardError.contains("unsupported extension (-2); use .mp4, .mkv or .flv"))
+            let denied = try ProcessRunner.run(livepush, ["screen", "/proc/livepush-test.mp4", "--duration", "1", "--quiet",
+                                                          "--display", try TestEnvironment.display()])
+            #expect(denied.exitCode == 1)
+            #expect(denied.standardError.contains("no permission to write there (-8)"))
+        }
 
-    @Test func recordingSurvivesSIGKILL() throws {
-        let painter = try paint(["--geometry", "320x240+700+600", "square", "202020", "e0e0e0", "40", "6"])
-        defer { painter.closeInput(); _ = painter.finish() }
-        let path = temporaryPath("mp4")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let recorder = try ProcessRunner.start(livepush, [
-            "screen", path, "--display", try TestEnvironment.display(), "--region", "700,600,320,240",
-            "--resolution", "320x240", "--gop", "1", "--quiet",
-        ])
-        Thread.sleep(forTimeInterval: 4)
-        kill(recorder.processIdentifier, SIGKILL)
-        _ = recorder.finish()
-        // The helper it started notices the pusher's socket closed and exits on its own.
-        let stream = try probe(path)
-        #expect(stream["codec_name"] == "h264")
-        let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
-        #expect(frames >= 60, "a killed recording should keep its complete fragments, got \(frames) frames")
-        let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
-        #expect(decode.exitCode == 0, "\(decode)")
+        @Test func badConfigurationIsAUsageErrorNamingTheOption() throws {
+            let result = try ProcessRunner.run(livepush, ["screen", temporaryPath("mp4"), "--fps", "0"])
+            #expect(result.exitCode == 2)
+            #expect(result.standardError.contains("fps"))
+        }
+
+        @Test func recordingSurvivesSIGKILL() throws {
+            let painter = try paint(["--geometry", "320x240+700+600", "square", "202020", "e0e0e0", "40", "6"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let path = temporaryPath("mp4")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let recorder = try ProcessRunner.start(livepush, [
+                "screen", path, "--display", try TestEnvironment.display(), "--region", "700,600,320,240",
+                "--resolution", "320x240", "--gop", "1", "--quiet",
+            ])
+            Thread.sleep(forTimeInterval: 4)
+            kill(recorder.processIdentifier, SIGKILL)
+            _ = recorder.finish()
+            // The helper it started notices the pusher's socket closed and exits on its own.
+            let stream = try probe(path)
+            #expect(stream["codec_name"] == "h264")
+            let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
+            #expect(frames >= 60, "a killed recording should keep its complete fragments, got \(frames) frames")
+            let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+            #expect(decode.exitCode == 0, "\(decode)")
+        }
     }
 }
