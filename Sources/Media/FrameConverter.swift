@@ -197,9 +197,7 @@ public struct SourcePicture {
 
     /// Every plane holds its rows: nothing is read outside the memory given.
     func validate() throws(PixelConversionError) {
-        guard width > 0, height > 0 else {
-            throw .sizeMismatch(sourceWidth: width, sourceHeight: height, destinationWidth: 0, destinationHeight: 0)
-        }
+        guard width > 0, height > 0 else { throw .invalidSourceSize(width: width, height: height) }
         guard planes.count == format.planeCount, strides.count == format.planeCount,
               planes.allSatisfy({ $0.baseAddress != nil })
         else { throw .bufferTooSmall(neededBytes: format.planeCount, haveBytes: planes.count) }
@@ -226,6 +224,27 @@ public struct SourcePicture {
         (base(0) + area.y * strides[0] + area.x, Int32(strides[0]),
          base(1) + area.y / 2 * strides[1] + area.x / 2, Int32(strides[1]),
          base(2) + area.y / 2 * strides[2] + area.x / 2, Int32(strides[2]))
+    }
+}
+
+/// Why a conversion was refused.
+public enum PixelConversionError: Error, Equatable, CustomStringConvertible {
+    case invalidSourceSize(width: Int, height: Int)
+    case bufferTooSmall(neededBytes: Int, haveBytes: Int)
+    case strideTooSmall(strideBytes: Int, minimumBytes: Int)
+    case libyuvFailed(function: String, result: Int32)
+
+    public var description: String {
+        switch self {
+        case let .invalidSourceSize(width, height):
+            return "source size \(width)x\(height) must be positive"
+        case let .bufferTooSmall(needed, have):
+            return "source buffer holds \(have) bytes, \(needed) needed"
+        case let .strideTooSmall(stride, minimum):
+            return "stride \(stride) bytes is below the row size \(minimum) bytes"
+        case let .libyuvFailed(function, result):
+            return "libyuv \(function) failed with \(result)"
+        }
     }
 }
 

@@ -45,32 +45,32 @@ import Testing
                 pixels[offset + 3] = 0xFF
             }
         }
-        let image = I420Image(width: width, height: height)
+        let frame = try VideoFrame(width: width, height: height)
         try pixels.withUnsafeBytes {
-            try PixelConverter.convertBGRx($0, width: width, height: height, strideBytes: stride, into: image)
+            try FrameConverter().convertBGRx($0, width: width, height: height, strideBytes: stride, into: frame)
         }
-        #expect(Set(image.y) == [UInt8(yuv[0])])
-        #expect(Set(image.u) == [UInt8(yuv[1])])
-        #expect(Set(image.v) == [UInt8(yuv[2])])
+        let values = Set((0..<height).flatMap { y in (0..<width).map { x in frame.yuv(x: x, y: y) } }.map {
+            [Int($0.y), Int($0.u), Int($0.v)]
+        })
+        #expect(values == [yuv])
     }
 
-    @Test func sourceSmallerThanItsGeometryIsRefused() {
-        let image = I420Image(width: 4, height: 4)
+    @Test func sourceSmallerThanItsGeometryIsRefused() throws {
+        let frame = try VideoFrame(width: 4, height: 4)
         let pixels = [UInt8](repeating: 0, count: 4 * 4 * 4 - 1)
         #expect(throws: PixelConversionError.bufferTooSmall(neededBytes: 64, haveBytes: 63)) {
             try pixels.withUnsafeBytes {
-                try PixelConverter.convertBGRx($0, width: 4, height: 4, strideBytes: 16, into: image)
+                try FrameConverter().convertBGRx($0, width: 4, height: 4, strideBytes: 16, into: frame)
             }
         }
     }
 
-    @Test func sizeMismatchIsRefused() {
-        let image = I420Image(width: 4, height: 4)
-        let pixels = [UInt8](repeating: 0, count: 8 * 4 * 4)
-        #expect(throws: PixelConversionError.sizeMismatch(sourceWidth: 8, sourceHeight: 4,
-                                                          destinationWidth: 4, destinationHeight: 4)) {
+    @Test func strideBelowTheRowIsRefused() throws {
+        let frame = try VideoFrame(width: 4, height: 4)
+        let pixels = [UInt8](repeating: 0, count: 64)
+        #expect(throws: PixelConversionError.strideTooSmall(strideBytes: 12, minimumBytes: 16)) {
             try pixels.withUnsafeBytes {
-                try PixelConverter.convertBGRx($0, width: 8, height: 4, strideBytes: 32, into: image)
+                try FrameConverter().convertBGRx($0, width: 4, height: 4, strideBytes: 12, into: frame)
             }
         }
     }
