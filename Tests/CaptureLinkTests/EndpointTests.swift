@@ -139,7 +139,7 @@ import Testing
         good.finish(.user, text: "done")
     }
 
-    @Test func helperThatVanishesIsReportedLostAtOnce() throws {
+    @Test func helperEndpointReleasedWithoutFinishingSendsFinish() throws {
         let runtime = privateRuntimeDirectory()
         let recorder = EventRecorder()
         let pusher = try makePusher(recorder, runtime: runtime)

@@ -108,6 +108,24 @@ import TestSupport
         #expect(check.badFrames.isEmpty, "\(check.badFrames.prefix(3))")
     }
 
+    /// A killed helper is an end of file on the socket: reported lost at once, well before the
+    /// 3 s that would mean a hung helper.
+    @Test func killedHelperIsReportedLostAtOnce() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        var configuration = PusherEndpointConfiguration(group: "killed")
+        configuration.runtimeDirectory = runtime
+        let pusher = try PusherEndpoint(configuration: configuration) { recorder.record($0) }
+        defer { pusher.stop() }
+        let helper = try ProcessRunner.start(try Repository.cPatternHelper(), ["--group", "killed"],
+                                             environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(recorder.wait { $0.frame != nil } != nil)
+        kill(helper.processIdentifier, SIGKILL)
+        _ = helper.finish()
+        let lost = recorder.wait(timeoutSeconds: 2) { $0.lostReason != nil }?.lostReason
+        #expect(lost == "helper closed the connection without FINISH")
+    }
+
     @Test func cHelperSendsDesktopAudioWhenAsked() throws {
         let (_, events, result) = try run([try Repository.cPatternHelper(), "--audio"], frames: 30)
         #expect(result.exitCode == 0, "\(result)")
