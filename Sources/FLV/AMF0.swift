@@ -32,7 +32,7 @@ public enum AMF0 {
         switch value {
         case .number(let number):
             bytes.append(0x00)
-            appendBigEndian(number.bitPattern, to: &bytes)
+            BigEndian.append(number.bitPattern, to: &bytes)
         case .boolean(let flag):
             bytes.append(0x01)
             bytes.append(flag ? 1 : 0)
@@ -48,11 +48,11 @@ public enum AMF0 {
             bytes.append(0x06)
         case .ecmaArray(let pairs):
             bytes.append(0x08)
-            appendBigEndian(UInt32(pairs.count), to: &bytes)
+            BigEndian.append(UInt32(pairs.count), to: &bytes)
             appendPairs(pairs, to: &bytes)
         case .strictArray(let values):
             bytes.append(0x0A)
-            appendBigEndian(UInt32(values.count), to: &bytes)
+            BigEndian.append(UInt32(values.count), to: &bytes)
             for value in values { encode(value, into: &bytes) }
         }
     }
@@ -73,17 +73,30 @@ public enum AMF0 {
 
     private static func appendShortString(_ text: String, to bytes: inout [UInt8]) {
         let utf8 = Array(text.utf8.prefix(65535))
-        appendBigEndian(UInt16(utf8.count), to: &bytes)
+        BigEndian.append(UInt16(utf8.count), to: &bytes)
         bytes += utf8
     }
 }
 
-/// Big-endian integers into a byte array (FLV and RTMP are big-endian).
-func appendBigEndian<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-    withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
-}
+/// Big-endian integers in byte arrays: FLV, AMF0 and RTMP are all big-endian.
+public enum BigEndian {
+    public static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
 
-/// The low 24 bits, big-endian.
-func appendUInt24(_ value: UInt32, to bytes: inout [UInt8]) {
-    bytes += [UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+    /// The low 24 bits.
+    public static func appendUInt24(_ value: UInt32, to bytes: inout [UInt8]) {
+        bytes += [UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    public static func bytes(_ value: UInt32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        append(value, to: &bytes)
+        return bytes
+    }
+
+    /// The unsigned value of up to four bytes, most significant first.
+    public static func value<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
+        bytes.reduce(0) { ($0 << 8) | UInt32($1) }
+    }
 }

@@ -34,10 +34,10 @@ public enum AVC {
         guard sps.count >= 4, !pps.isEmpty, sps.count <= 0xFFFF, pps.count <= 0xFFFF else { return nil }
         let base = sps.startIndex
         var record: [UInt8] = [0x01, sps[base + 1], sps[base + 2], sps[base + 3], 0xFF, 0xE1]
-        appendBigEndian(UInt16(sps.count), to: &record)
+        BigEndian.append(UInt16(sps.count), to: &record)
         record += sps
         record.append(0x01)
-        appendBigEndian(UInt16(pps.count), to: &record)
+        BigEndian.append(UInt16(pps.count), to: &record)
         record += pps
         return record
     }
@@ -55,7 +55,7 @@ public enum AVC {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + 16)
         for unit in nalUnits(annexB: bytes) where type(of: unit) != 9 {
-            appendBigEndian(UInt32(unit.count), to: &output)
+            BigEndian.append(UInt32(unit.count), to: &output)
             output += unit
         }
         return output

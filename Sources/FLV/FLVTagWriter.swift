@@ -19,12 +19,12 @@ public enum FLV {
         var tag: [UInt8] = []
         tag.reserveCapacity(15 + body.count)
         tag.append(type.rawValue)
-        appendUInt24(UInt32(body.count), to: &tag)
-        appendUInt24(timestampMs & 0xFF_FFFF, to: &tag)
+        BigEndian.appendUInt24(UInt32(body.count), to: &tag)
+        BigEndian.appendUInt24(timestampMs & 0xFF_FFFF, to: &tag)
         tag.append(UInt8(timestampMs >> 24))
-        appendUInt24(0, to: &tag)  // stream id
+        BigEndian.appendUInt24(0, to: &tag)  // stream id
         tag += body
-        appendBigEndian(UInt32(11 + body.count), to: &tag)
+        BigEndian.append(UInt32(11 + body.count), to: &tag)
         return tag
     }
 
@@ -41,7 +41,7 @@ public enum FLV {
         -> [UInt8]
     {
         var body: [UInt8] = [isKeyframe ? 0x17 : 0x27, 0x01]
-        appendUInt24(UInt32(bitPattern: compositionTimeMs) & 0xFF_FFFF, to: &body)
+        BigEndian.appendUInt24(UInt32(bitPattern: compositionTimeMs) & 0xFF_FFFF, to: &body)
         body += units
         return body
     }

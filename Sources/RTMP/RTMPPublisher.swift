@@ -49,7 +49,7 @@ public final class RTMPPublisher {
         }
         try handshake()
         try send(message: RTMPMessage(type: .setChunkSize, streamID: 0, timestamp: 0,
-                                      payload: bigEndian(UInt32(sendChunkSize))), chunkStream: 2, step: .netConnection)
+                                      payload: BigEndian.bytes(UInt32(sendChunkSize))), chunkStream: 2, step: .netConnection)
         try connectApplication()
         try createAndPublishStream()
     }
@@ -169,16 +169,16 @@ public final class RTMPPublisher {
         bytes.reserveCapacity(message.payload.count + 18 + message.payload.count / sendChunkSize)
         let extended = message.timestamp >= 0xFF_FFFF
         bytes.append(chunkStream)  // fmt 0
-        appendUInt24(extended ? 0xFF_FFFF : message.timestamp, &bytes)
-        appendUInt24(UInt32(message.payload.count), &bytes)
+        BigEndian.appendUInt24(extended ? 0xFF_FFFF : message.timestamp, to: &bytes)
+        BigEndian.appendUInt24(UInt32(message.payload.count), to: &bytes)
         bytes.append(message.type.rawValue)
         withUnsafeBytes(of: message.streamID.littleEndian) { bytes.append(contentsOf: $0) }  // little-endian, as specified
-        if extended { bytes += bigEndian(message.timestamp) }
+        if extended { bytes += BigEndian.bytes(message.timestamp) }
         var offset = 0
         while offset < message.payload.count || offset == 0 {
             if offset > 0 {
                 bytes.append(0xC0 | chunkStream)  // fmt 3
-                if extended { bytes += bigEndian(message.timestamp) }
+                if extended { bytes += BigEndian.bytes(message.timestamp) }
             }
             let end = min(message.payload.count, offset + sendChunkSize)
             bytes += message.payload[offset..<end]
@@ -197,7 +197,7 @@ public final class RTMPPublisher {
         if socket.bytesReceived - acknowledged >= windowAckSize / 2 {
             acknowledged = socket.bytesReceived
             try send(message: RTMPMessage(type: .acknowledgement, streamID: 0, timestamp: 0,
-                                          payload: bigEndian(UInt32(truncatingIfNeeded: socket.bytesReceived))),
+                                          payload: BigEndian.bytes(UInt32(truncatingIfNeeded: socket.bytesReceived))),
                      chunkStream: 2, step: .send)
         }
     }
@@ -235,9 +235,9 @@ public final class RTMPPublisher {
             let message = try readMessage(step: step)
             switch message.header.type {
             case 1:  // Set Chunk Size
-                receiveChunkSize = Int(bigEndianValue(message.payload.prefix(4)) & 0x7FFF_FFFF)
+                receiveChunkSize = Int(BigEndian.value(message.payload.prefix(4)) & 0x7FFF_FFFF)
             case 5:  // Window Acknowledgement Size
-                windowAckSize = UInt64(bigEndianValue(message.payload.prefix(4)))
+                windowAckSize = UInt64(BigEndian.value(message.payload.prefix(4)))
             case 4:  // User Control: answer a ping request (event 6) with a ping response (7)
                 if message.payload.count >= 6, message.payload[1] == 6 {
                     try send(message: RTMPMessage(type: .userControl, streamID: 0, timestamp: 0,
@@ -272,9 +272,9 @@ public final class RTMPPublisher {
                 let headerBytes = [11, 7, 3, 0][Int(format)]
                 let fields = try socket.read(headerBytes, step: step.rawValue)
                 var timestampField: UInt32 = 0
-                if headerBytes >= 3 { timestampField = bigEndianValue(fields.prefix(3)) }
+                if headerBytes >= 3 { timestampField = BigEndian.value(fields.prefix(3)) }
                 if headerBytes >= 7 {
-                    header.length = Int(bigEndianValue(fields[3..<6]))
+                    header.length = Int(BigEndian.value(fields[3..<6]))
                     header.type = fields[6]
                 }
                 if headerBytes == 11 {
@@ -282,7 +282,7 @@ public final class RTMPPublisher {
                         | UInt32(fields[10]) << 24
                 }
                 if timestampField == 0xFF_FFFF {
-                    timestampField = bigEndianValue(try socket.read(4, step: step.rawValue)[0..<4])
+                    timestampField = BigEndian.value(try socket.read(4, step: step.rawValue)[0..<4])
                 }
                 if format == 0 { header.timestamp = timestampField } else if format < 3 { header.timestamp &+= timestampField }
                 lastHeaders[chunkStream] = header
@@ -321,16 +321,4 @@ struct RTMPMessage {
     let streamID: UInt32
     let timestamp: UInt32
     let payload: [UInt8]
-}
-
-private func appendUInt24(_ value: UInt32, _ bytes: inout [UInt8]) {
-    bytes += [UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
-}
-
-private func bigEndian(_ value: UInt32) -> [UInt8] {
-    [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
-}
-
-private func bigEndianValue<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
-    bytes.reduce(0) { ($0 << 8) | UInt32($1) }
 }
