@@ -12,11 +12,15 @@ struct VideoPipelineSettings: Sendable {
     var bitrateKbps: Int
     var encoder: H264EncoderName
     var scaleMode: ScaleMode
+    /// CLOCK_MONOTONIC time of the shared timeline's zero: frame n is due at epoch + n / fps.
+    var epochNs: UInt64
 }
 
-/// Where encoded video goes (recordings now; RTMP outputs later). Called on the pipeline thread.
-protocol EncodedVideoSink: AnyObject, Sendable {
+/// Where encoded media goes (recordings, RTMP outputs). Video arrives on the video pipeline's
+/// thread, audio on the audio pipeline's; `ptsMs` is on the shared timeline (zero at the epoch).
+protocol EncodedMediaSink: AnyObject, Sendable {
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64)
+    func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64)
 }
 
 /// The video pipeline, on its own thread: at a constant output frame rate, on CLOCK_MONOTONIC
@@ -38,8 +42,11 @@ final class VideoPipeline: @unchecked Sendable {
     var onEncoderError: (@Sendable (MediaError) -> Void)?
 
     struct State {
-        var sinks: [ObjectIdentifier: EncodedVideoSink] = [:]
+        var sinks: [ObjectIdentifier: EncodedMediaSink] = [:]
         var keyframeRequested = false
+        /// A bitrate to switch the encoder to before the next frame.
+        var pendingBitrateKbps: Int?
+        var bitrateKbps = 0
         var framesEncoded = 0
         var framesRepeated = 0
         var framesSkipped = 0
@@ -58,6 +65,7 @@ final class VideoPipeline: @unchecked Sendable {
         converter = FrameConverter(scaleMode: settings.scaleMode)
         picture = try VideoFrame(width: settings.width, height: settings.height)
         picture.fillBlack()
+        state.withLock { $0.bitrateKbps = settings.bitrateKbps }
     }
 
     /// The encoder, for outputs that need its parameters (a container's codec configuration).
@@ -76,7 +84,7 @@ final class VideoPipeline: @unchecked Sendable {
         finished.wait()
     }
 
-    func add(_ sink: EncodedVideoSink) {
+    func add(_ sink: EncodedMediaSink) {
         state.withLock {
             $0.sinks[ObjectIdentifier(sink)] = sink
             $0.keyframeRequested = true  // a new output starts on a keyframe
@@ -88,7 +96,15 @@ final class VideoPipeline: @unchecked Sendable {
         state.withLock { $0.keyframeRequested = true }
     }
 
-    func remove(_ sink: EncodedVideoSink) {
+    /// The encoder's bitrate from the next frame on (auto bitrate, `setTargetVideoBitrate`).
+    func setBitrate(kbps: Int) {
+        state.withLock { $0.pendingBitrateKbps = kbps }
+    }
+
+    /// The bitrate the encoder runs at.
+    var bitrateKbps: Int { state.withLock { $0.pendingBitrateKbps ?? $0.bitrateKbps } }
+
+    func remove(_ sink: EncodedMediaSink) {
         _ = state.withLock { $0.sinks.removeValue(forKey: ObjectIdentifier(sink)) }
     }
 
@@ -100,7 +116,7 @@ final class VideoPipeline: @unchecked Sendable {
     private func run() {
         defer { finished.signal() }
         let intervalNs = 1_000_000_000 / UInt64(settings.fps)
-        let startNs = MonotonicClock.nowNs()
+        let startNs = settings.epochNs
         var tick: UInt64 = 0
         var sawFirstFrame = false
         while running.load(ordering: .relaxed) {
@@ -111,9 +127,16 @@ final class VideoPipeline: @unchecked Sendable {
                 onFirstFrame?()
             }
             if !fresh { state.withLock { $0.framesRepeated += 1 } }
-            let forceKeyframe = state.withLock { state -> Bool in
-                defer { state.keyframeRequested = false }
-                return state.keyframeRequested
+            let (forceKeyframe, newBitrateKbps) = state.withLock { state -> (Bool, Int?) in
+                defer {
+                    state.keyframeRequested = false
+                    state.pendingBitrateKbps = nil
+                }
+                return (state.keyframeRequested, state.pendingBitrateKbps)
+            }
+            if let newBitrateKbps {
+                encoder.setBitrate(kbps: newBitrateKbps)
+                state.withLock { $0.bitrateKbps = newBitrateKbps }
             }
             encodeAndDeliver(pts: Int64(tick), forceKeyframe: forceKeyframe)
             // Next deadline; when behind by more than a frame, skip ticks rather than burst,
@@ -170,7 +193,7 @@ final class VideoPipeline: @unchecked Sendable {
 
     private func deliver(_ packets: [EncodedVideoPacket]) {
         guard !packets.isEmpty else { return }
-        let sinks = state.withLock { state -> [EncodedVideoSink] in
+        let sinks = state.withLock { state -> [EncodedMediaSink] in
             state.framesEncoded += packets.count
             state.bytesEncoded += packets.reduce(0) { $0 + $1.data.count }
             return Array(state.sinks.values)

@@ -7,6 +7,7 @@ final class RTMPSocket {
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
+        var kind: RTMPError.Kind = .handshakeFailed
     }
 
     /// Resolves `host` and connects within `timeoutMs`.
@@ -17,10 +18,11 @@ final class RTMPSocket {
         var results: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &results)
         guard status == 0, let first = results else {
-            throw Failure(description: "cannot resolve '\(host)': \(String(cString: gai_strerror(status)))")
+            throw Failure(description: "cannot resolve '\(host)': \(String(cString: gai_strerror(status)))", kind: .dnsFailed)
         }
         defer { freeaddrinfo(results) }
         var lastError = "no address"
+        var lastKind = RTMPError.Kind.connectionRefused
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let address = entry {
             let fd = socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -32,13 +34,15 @@ final class RTMPSocket {
                     descriptor = fd
                     return
                 }
+                lastKind = errno == ECONNREFUSED ? .connectionRefused : errno == EINPROGRESS || errno == EAGAIN || errno == ETIMEDOUT
+                    ? .timedOut : .connectionRefused
                 lastError = errno == ECONNREFUSED ? "connection refused (is an RTMP server listening on port \(port)?)"
                     : String(cString: strerror(errno))
                 close(fd)
             }
             entry = address.pointee.ai_next
         }
-        throw Failure(description: "cannot connect to \(host):\(port): \(lastError)")
+        throw Failure(description: "cannot connect to \(host):\(port): \(lastError)", kind: lastKind)
     }
 
     deinit { close(descriptor) }
@@ -55,7 +59,8 @@ final class RTMPSocket {
             let result = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw Failure(description: "\(step): sending failed: \(errno == EAGAIN ? "timed out" : String(cString: strerror(errno)))")
+                throw Failure(description: "\(step): sending failed: \(errno == EAGAIN ? "timed out" : String(cString: strerror(errno)))",
+                              kind: errno == EAGAIN ? .timedOut : .networkLost)
             }
             sent += result
         }
@@ -66,10 +71,11 @@ final class RTMPSocket {
         var received = 0
         while received < count {
             let result = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + received, count - received, 0) }
-            if result == 0 { throw Failure(description: "\(step): the server closed the connection") }
+            if result == 0 { throw Failure(description: "\(step): the server closed the connection", kind: .networkLost) }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw Failure(description: "\(step): \(errno == EAGAIN ? "no answer in time" : String(cString: strerror(errno)))")
+                throw Failure(description: "\(step): \(errno == EAGAIN ? "no answer in time" : String(cString: strerror(errno)))",
+                              kind: errno == EAGAIN ? .timedOut : .networkLost)
             }
             received += result
         }

@@ -214,7 +214,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     func onError(code: Int32, message: String, extraInfo: [String: String]) {
         note("error: \(message)")
-        if code == LivePushErrorCode.pushFailed || code == LivePushErrorCode.invalidURL {
+        if LivePushErrorCode.isPushFailure(code) || code == LivePushErrorCode.invalidURL {
             lock.withLock { pushFailed = true }
             done.signal()
         }
