@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "FLV", "Media", "TestSupport"]),
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
-        .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "TestSupport"]),
+        .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(

@@ -20,6 +20,10 @@ struct AudioPipelineSettings: Sendable {
     var epochNs: UInt64
     /// How long after a 20 ms frame's end the mixer waits for late samples before mixing it.
     var mixDelayMs: Int = 50
+    /// Added to audio timestamps to line them up with video: the video pipeline stamps a frame
+    /// with the tick that sampled it, on average half a frame interval after it was captured,
+    /// so audio (stamped by capture time) moves by the same half interval.
+    var videoSamplingLagMs: Int = 0
 }
 
 /// The audio pipeline, on its own thread: every 20 ms of the shared CLOCK_MONOTONIC timeline it
@@ -208,7 +212,7 @@ final class AudioPipeline: @unchecked Sendable {
         let targets = Array(sinks.withLock { $0.values })
         state.withLock { $0.bytesEncoded += packets.reduce(0) { $0 + $1.data.count } }
         for packet in packets {
-            let ptsMs = packet.pts * 1000 / Int64(settings.sampleRateHz)
+            let ptsMs = packet.pts * 1000 / Int64(settings.sampleRateHz) + Int64(settings.videoSamplingLagMs)
             for sink in targets { sink.receiveAudio(packet, ptsMs: ptsMs) }
         }
     }

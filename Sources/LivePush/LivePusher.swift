@@ -109,7 +109,7 @@ public final class LivePusher: @unchecked Sendable {
             do {
                 audioPipeline = try AudioPipeline(settings: AudioPipelineSettings(
                     sampleRateHz: config.audioSampleRateHz, channels: config.audioChannels,
-                    bitrateKbps: config.audioBitrateKbps, epochNs: epochNs))
+                    bitrateKbps: config.audioBitrateKbps, epochNs: epochNs, videoSamplingLagMs: 500 / config.fps))
             } catch {
                 endpoint.stop()
                 throw .encoder(error)
@@ -366,6 +366,46 @@ public final class LivePusher: @unchecked Sendable {
     /// (100 or more; 0 stops).
     public func enableVolumeEvaluation(intervalMs: Int) {
         currentAudioPipeline?.setLevelInterval(ms: intervalMs <= 0 ? 0 : max(100, intervalMs))
+    }
+
+    /// Captures the microphone through PipeWire: the source named `name` (a node name, as
+    /// `livepush devices` lists them) or the default one. Returns 0, or -1 when screen capture
+    /// (which owns the audio pipeline) is not started, audio is off, or no microphone can be
+    /// opened; then `onWarning(microphoneUnavailable)` says what is missing and how to fix it,
+    /// and the stream carries silence.
+    @discardableResult
+    public func startMicrophone(name: String? = nil) -> Int32 {
+        lock.lock()
+        guard let audioPipeline, microphone == nil else {
+            lock.unlock()
+            return -1
+        }
+        let result = Microphone.open(name: name, pipeline: audioPipeline) { [weak self] event in
+            self?.handle(event)
+        }
+        if case .success(let microphone) = result { self.microphone = microphone }
+        lock.unlock()
+        switch result {
+        case .success:
+            return 0
+        case .failure(let problem):
+            notify { $0.onWarning(code: LivePushWarningCode.microphoneUnavailable,
+                                  message: "no microphone: \(problem.description); the stream carries silence instead",
+                                  extraInfo: name.map { ["mic": $0] } ?? [:]) }
+            return -1
+        }
+    }
+
+    private func handle(_ event: MicrophoneEvent) {
+        switch event {
+        case .lost(let source):
+            notify { $0.onWarning(code: LivePushWarningCode.microphoneLost,
+                                  message: "the microphone '\(source)' went away; silence until it returns",
+                                  extraInfo: ["mic": source]) }
+        case .returned(let source):
+            notify { $0.onWarning(code: LivePushWarningCode.microphoneReturned,
+                                  message: "the microphone '\(source)' is back", extraInfo: ["mic": source]) }
+        }
     }
 
     /// Stops capturing the microphone (its place in the mix becomes silence).

@@ -81,6 +81,9 @@ public final class RecordingWriter {
                     avcodec_parameters_from_context(audioStream.pointee.codecpar, audioEncoder.context)
                 }
                 audioStream.pointee.time_base = audioTimeBase
+                // Packet times already place the encoder's priming samples before zero; an edit
+                // list that trimmed them again would move the audio 1024 samples early.
+                audioStream.pointee.codecpar.pointee.initial_padding = 0
             }
             try ffmpegCall("avio_open(\(path))") { avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE) }
             var options: OpaquePointer?

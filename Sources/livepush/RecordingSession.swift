@@ -4,6 +4,15 @@ import Foundation
 import LivePush
 import RTMP
 
+/// Which audio a run sends: the microphone (a named source or the default), the helper's
+/// desktop audio, both, or none (a video-only stream).
+struct AudioChoice {
+    var microphone = true
+    var microphoneName: String?
+    var desktop = false
+    var hasAudio: Bool { microphone || desktop }
+}
+
 /// One `livepush screen` or `livepush record` run: the pusher, the helper it may start, the
 /// live status line, and a clean end on Ctrl-C, SIGTERM, --duration or the helper's end.
 final class RecordingSession: LivePusherObserver, @unchecked Sendable {
@@ -11,6 +20,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     let output: String?
     let pushURLs: [String]
     let group: String
+    let audio: AudioChoice
     let quiet: Bool
     let durationSeconds: Double?
     private let done = DispatchSemaphore(value: 0)
@@ -24,14 +34,16 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private var helperFailed = false
     private var stopping = false
     private var pushFailed = false
+    private var failedPushURLs: Set<String> = []
 
-    init(config: LivePushConfig, output: String?, pushURLs: [String], group: String, quiet: Bool,
+    init(config: LivePushConfig, output: String?, pushURLs: [String], group: String, audio: AudioChoice, quiet: Bool,
          durationSeconds: Double?)
     {
         self.config = config
         self.output = output
         self.pushURLs = pushURLs
         self.group = group
+        self.audio = audio
         self.quiet = quiet
         self.durationSeconds = durationSeconds
     }
@@ -40,10 +52,14 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         let pusher: LivePusher
         do {
             pusher = try LivePusher(config: config, observer: self)
-            try pusher.startScreenCapture(group: group)
+            try pusher.startScreenCapture(group: group, audio: audio.hasAudio)
         } catch {
             Terminal.printError("livepush: \(error)")
             return .failure
+        }
+        if audio.microphone {
+            // Without a microphone the stream goes on with silence; the warning says why.
+            pusher.startMicrophone(name: audio.microphoneName)
         }
         if let output {
             let code = pusher.startLocalRecording(path: output, progressIntervalMs: 100)
@@ -154,9 +170,15 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         timer.schedule(deadline: .now() + 1, repeating: 1)
         timer.setEventHandler { [self] in
             let (figures, ms) = lock.withLock { (statistics, recordedMs) }
-            let line = String(format: "\rrecording %@  %d fps  %d kbit/s  repeated %d  skipped %d  size %@   ",
-                              Self.clock(ms), figures.fps, figures.videoBitrateKbps, figures.framesRepeated,
-                              figures.framesSkipped, Self.size(figures.recordingBytes))
+            var line = String(format: "\r%@ %@  %d fps  %d kbit/s  repeated %d  skipped %d",
+                              output == nil ? "pushing" : "recording", Self.clock(ms), figures.fps,
+                              figures.videoBitrateKbps, figures.framesRepeated, figures.framesSkipped)
+            if output != nil { line += "  size " + Self.size(figures.recordingBytes) }
+            if !pushURLs.isEmpty {
+                line += String(format: "  sent %d kbit/s  queue %d ms  dropped %d", figures.sendBitrateKbps,
+                               figures.queueMs, figures.framesDropped)
+            }
+            line += "   "
             lock.withLock { statusShown = true }
             FileHandle.standardError.write(Data(line.utf8))
         }
@@ -170,8 +192,11 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             Terminal.printError("livepush: nothing was captured from the screen")
             return .failure
         }
+        let failedURLs = lock.withLock { failedPushURLs }
         for pushURL in pushURLs {
-            if let url = try? RTMPURL(pushURL) { print(pushFailed ? "Push to \(url) failed" : "Pushed to \(url)") }
+            if let url = try? RTMPURL(pushURL) {
+                print(failedURLs.contains(url.description) ? "Push to \(url) failed" : "Pushed to \(url)")
+            }
         }
         if let output {
             guard code == 0 else {
@@ -215,8 +240,14 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     func onError(code: Int32, message: String, extraInfo: [String: String]) {
         note("error: \(message)")
         if LivePushErrorCode.isPushFailure(code) || code == LivePushErrorCode.invalidURL {
-            lock.withLock { pushFailed = true }
-            done.signal()
+            // One destination failing leaves the others and the recording running; the run ends
+            // when nothing is left to do.
+            let allFailed = lock.withLock { () -> Bool in
+                pushFailed = true
+                if let url = extraInfo["url"] { failedPushURLs.insert(url) }
+                return failedPushURLs.count >= pushURLs.count || extraInfo["url"] == nil
+            }
+            if allFailed && output == nil { done.signal() }
         }
     }
 
