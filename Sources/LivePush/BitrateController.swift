@@ -36,11 +36,13 @@ struct BitrateController {
         let congested = destinations.filter { $0.queuedMs > Self.congestedQueueMs }
         if !congested.isEmpty {
             calmSeconds = 0
-            // What the slowest congested destination carried, less audio and a margin so the
-            // queue drains; at most a halving per step, never under the minimum.
+            // What the slowest congested destination carried, less audio and a fifth so the
+            // queue drains; at most a halving per second (one bad measurement cannot sink it),
+            // never under the minimum. At or under that already: hold while the queue drains.
             let carriedKbps = congested.map(\.sendRateKbps).min() ?? 0
             let fitKbps = (carriedKbps - audioKbps) * 8 / 10
-            let next = max(minKbps, max(currentKbps / 2, min(currentKbps * 9 / 10, fitKbps)))
+            guard currentKbps > fitKbps else { return nil }
+            let next = max(minKbps, currentKbps / 2, fitKbps)
             return change(to: next)
         }
         if destinations.allSatisfy({ $0.queuedMs < Self.calmQueueMs }) {
