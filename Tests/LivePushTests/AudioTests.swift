@@ -114,8 +114,8 @@ final class SignalHelper: @unchecked Sendable {
 
     /// Records `seconds` of a SignalHelper through a LivePusher; `during` runs after 1 s.
     private func record(seconds: Double, observer: Recorder = Recorder(), picture: @escaping @Sendable (Double) -> UInt8 = { _ in 0 },
-                        sound: @escaping @Sendable (Double) -> Float, during: (LivePusher) -> Void = { _ in })
-        throws -> String
+                        sound: @escaping @Sendable (Double) -> Float, pushURL: String? = nil,
+                        during: (LivePusher) -> Void = { _ in }) throws -> String
     {
         let runtime = privateRuntimeDirectory()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("audio")).path + ".mp4"
@@ -126,6 +126,7 @@ final class SignalHelper: @unchecked Sendable {
         helper.start()
         Thread.sleep(forTimeInterval: 0.5)
         #expect(pusher.startLocalRecording(path: path) == 0)
+        if let pushURL { #expect(pusher.startPush(url: pushURL) == 0) }
         Thread.sleep(forTimeInterval: 1)
         during(pusher)
         Thread.sleep(forTimeInterval: seconds - 1)
@@ -185,14 +186,40 @@ final class SignalHelper: @unchecked Sendable {
     }
 
     /// Flash and beep: every second the helper shows white for 100 ms and plays a 100 ms
-    /// 1 kHz beep starting at the same instant. In the recording, the beep's onset (first sample
-    /// above a quarter of its amplitude) minus the flash's (first frame brighter than mid-grey),
-    /// on the file's own timestamps, is the A/V offset a viewer sees.
-    @Test func flashAndBeepStayInSyncWithin40Milliseconds() throws {
-        let inPulse: @Sendable (Double) -> Bool = { t in t.truncatingRemainder(dividingBy: 1) >= 0.5 && t.truncatingRemainder(dividingBy: 1) < 0.6 }
-        let path = try record(seconds: 5, picture: { inPulse($0) ? 255 : 0 },
-                              sound: { t in inPulse(t) ? 0.5 * Float(sin(2 * Double.pi * 1000 * t)) : 0 })
+    /// 1 kHz beep starting at the same instant.
+    private static let inPulse: @Sendable (Double) -> Bool = { t in
+        t.truncatingRemainder(dividingBy: 1) >= 0.5 && t.truncatingRemainder(dividingBy: 1) < 0.6
+    }
+    private static let flash: @Sendable (Double) -> UInt8 = { inPulse($0) ? 255 : 0 }
+    private static let beep: @Sendable (Double) -> Float = { t in inPulse(t) ? 0.5 * Float(sin(2 * Double.pi * 1000 * t)) : 0 }
+
+    @Test func flashAndBeepStayInSyncWithin40MillisecondsInTheRecording() throws {
+        let path = try record(seconds: 5, picture: Self.flash, sound: Self.beep)
         defer { try? FileManager.default.removeItem(atPath: path) }
+        let offsetsMs = try avOffsetsMs(path)
+        #expect(offsetsMs.count >= 3 && abs(median(offsetsMs)) <= 40, "audio minus video onsets (ms): \(offsetsMs)")
+        print("A/V offset in the recording (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
+    }
+
+    @Test(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"))
+    func flashAndBeepStayInSyncWithin40MillisecondsAtTheReceiver() throws {
+        let key = UniqueName.make("sync")
+        let path = try record(seconds: 5, picture: Self.flash, sound: Self.beep, pushURL: try TestEnvironment.recordURL(key: key))
+        try? FileManager.default.removeItem(atPath: path)
+        Thread.sleep(forTimeInterval: 0.5)
+        let offsetsMs = try avOffsetsMs(try TestEnvironment.recordedFile(key: key).path)
+        #expect(offsetsMs.count >= 2 && abs(median(offsetsMs)) <= 40, "audio minus video onsets (ms): \(offsetsMs)")
+        print("A/V offset at nginx (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
+    }
+
+    private func median(_ values: [Double]) -> Double {
+        values.isEmpty ? .infinity : values.sorted()[values.count / 2]
+    }
+
+    /// For each flash in `path`, the nearest beep's onset (first sample above a quarter of its
+    /// amplitude) minus the flash's onset (first frame brighter than mid-grey), on the file's own
+    /// timestamps: the A/V offset a viewer sees, in ms.
+    private func avOffsetsMs(_ path: String) throws -> [Double] {
         let starts = try ProcessRunner.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,start_time",
                                                        "-of", "csv=p=0", path])
         var startTime: [String: Double] = [:]
@@ -219,14 +246,9 @@ final class SignalHelper: @unchecked Sendable {
             if t - lastOnset > 0.5 { audioOnsets.append(t) }
             lastOnset = t
         }
-        #expect(videoOnsets.count >= 3 && audioOnsets.count >= 3, "flashes \(videoOnsets), beeps \(audioOnsets)")
-        let offsetsMs = videoOnsets.compactMap { video in
+        return videoOnsets.compactMap { video in
             audioOnsets.min { abs($0 - video) < abs($1 - video) }.map { ($0 - video) * 1000 }
         }
-        let sorted = offsetsMs.sorted()
-        let median = sorted.isEmpty ? .infinity : sorted[sorted.count / 2]
-        #expect(abs(median) <= 40, "audio minus video onsets (ms): \(offsetsMs)")
-        print("A/V offset (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) }) starts \(startTime) v \(videoOnsets) a \(audioOnsets)")
     }
 }
 
