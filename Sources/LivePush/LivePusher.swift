@@ -41,6 +41,13 @@ public final class LivePusher: @unchecked Sendable {
     private var lastCpuSeconds = 0.0
     private var lastSystemTicks: (busy: UInt64, total: UInt64)?
     private var bitrateController: BitrateController
+    /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
+    private var userPaused = false
+    private var helperPaused = false
+    /// A helper (re)started: the screen comes back with its first frame.
+    private var helperReturning = false
+    /// Since when the network has carried less than the minimum bitrate (ns), if it has.
+    private var networkPoorSinceNs: UInt64?
 
     /// A pusher with a validated `config`. Callbacks go to `observer` on `callbackQueue`
     /// (a private serial queue when nil).
@@ -75,16 +82,17 @@ public final class LivePusher: @unchecked Sendable {
             bitrateKbps: bitrateController.currentKbps, encoder: config.encoder, scaleMode: config.scaleMode,
             epochNs: epochNs)
         let box = EndpointBox()
+        let images = loadPlaceholderImages()
         let pipeline: VideoPipeline
         do {
-            pipeline = try VideoPipeline(settings: settings) { box.endpoint?.acquireLatestFrame() }
+            pipeline = try VideoPipeline(settings: settings, images: images) { box.endpoint?.acquireLatestFrame() }
         } catch {
             // A hardware encoder is probed by opening it: without its GPU, fall back to libx264.
             guard settings.encoder != .libx264 else { throw .encoder(error) }
             var fallback = settings
             fallback.encoder = .libx264
             do {
-                pipeline = try VideoPipeline(settings: fallback) { box.endpoint?.acquireLatestFrame() }
+                pipeline = try VideoPipeline(settings: fallback, images: images) { box.endpoint?.acquireLatestFrame() }
             } catch {
                 throw .encoder(error)
             }
@@ -127,6 +135,51 @@ public final class LivePusher: @unchecked Sendable {
         pipeline.start()
         audioPipeline?.start()
         startStatistics()
+    }
+
+    /// The configured pause and poor-network images; one that cannot be read is a warning
+    /// (the dimmed last picture is shown instead), never a reason not to broadcast.
+    private func loadPlaceholderImages() -> PlaceholderImages {
+        func load(_ path: String?, _ role: String) -> StillImage? {
+            guard let path else { return nil }
+            do {
+                return try StillImage.load(path: path)
+            } catch {
+                notify { $0.onWarning(code: LivePushWarningCode.imageUnreadable,
+                                      message: "cannot use '\(path)' as the \(role) image (\(error)); use a PNG or JPEG file. "
+                                        + "The last picture, dimmed, is shown instead", extraInfo: ["path": path]) }
+                return nil
+            }
+        }
+        return PlaceholderImages(pause: load(config.pauseImagePath, "pause"),
+                                 networkPoor: load(config.networkPoorImagePath, "poor-network"))
+    }
+
+    // MARK: Pause
+
+    /// Sends the pause image (or the last picture, dimmed, with a notice) instead of the screen,
+    /// at the same frame rate; audio goes on. The reference SDK's pause.
+    public func pause() {
+        lock.lock()
+        userPaused = true
+        pipeline?.showPlaceholder(.paused)
+        lock.unlock()
+    }
+
+    /// The screen again, from the next frame (a keyframe).
+    public func resume() {
+        lock.lock()
+        userPaused = false
+        if !helperPaused { pipeline?.hidePlaceholder(.paused) }
+        lock.unlock()
+    }
+
+    /// Whether a placeholder is shown instead of the screen now, and why: "paused",
+    /// "helperLost" or "networkPoor"; nil while the screen is shown.
+    public var placeholderShown: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return pipeline?.shownPlaceholder.map { "\($0)" }
     }
 
     private func connectAudio(_ audioPipeline: AudioPipeline) {
@@ -173,8 +226,31 @@ public final class LivePusher: @unchecked Sendable {
     private func handle(_ event: CaptureLinkEvent) {
         switch event {
         case .started:
+            lock.withLock {
+                helperReturning = true
+                pipeline?.startNewSession()
+            }
             notify { $0.onScreenCaptureStarted() }
+        case .frame:
+            // A helper that (re)started: its first frame brings the screen back, on a keyframe.
+            lock.withLock {
+                if helperReturning {
+                    helperReturning = false
+                    pipeline?.hidePlaceholder(.helperLost)
+                }
+            }
+        case .paused:
+            lock.withLock {
+                helperPaused = true
+                pipeline?.showPlaceholder(.paused)
+            }
+        case .resumed:
+            lock.withLock {
+                helperPaused = false
+                if !userPaused { pipeline?.hidePlaceholder(.paused) }
+            }
         case .finished(let code, let text):
+            helperGone()
             let reason: Int32 = code == FinishReason.user.rawValue ? 0 : 1
             if reason != 0 {
                 notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: "capture helper finished: \(text)",
@@ -182,9 +258,11 @@ public final class LivePusher: @unchecked Sendable {
             }
             notify { $0.onScreenCaptureStopped(reason: reason) }
         case .lost(let reason):
+            helperGone()
             notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: reason, extraInfo: [:]) }
             notify { $0.onScreenCaptureStopped(reason: 1) }
         case .violation(let violation, _):
+            helperGone()
             notify { $0.onWarning(code: LivePushWarningCode.helperViolation, message: violation.description,
                                   extraInfo: ["rule": violation.code.name]) }
             notify { $0.onScreenCaptureStopped(reason: 1) }
@@ -196,8 +274,19 @@ public final class LivePusher: @unchecked Sendable {
             let audioPipeline = self.audioPipeline
             lock.unlock()
             audioPipeline?.push(audio)
-        case .connected, .frame, .unchangedFrame, .paused, .resumed:
+        case .connected, .unchangedFrame:
             break
+        }
+    }
+
+    /// The helper stopped or went away: the output goes on with the placeholder, at its frame
+    /// rate, and audio goes on, until a helper comes back on the group.
+    private func helperGone() {
+        lock.withLock {
+            helperReturning = false
+            helperPaused = false
+            if !userPaused { pipeline?.hidePlaceholder(.paused) }
+            pipeline?.showPlaceholder(.helperLost)
         }
     }
 
@@ -540,6 +629,7 @@ public final class LivePusher: @unchecked Sendable {
                 .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps, dropThresholdMs: 2000)
             }, audioKbps: audioKbps)
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
+        updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)
         figures.encoderBitrateKbps = bitrateController.currentKbps
         statistics = figures
         lock.unlock()
@@ -550,6 +640,28 @@ public final class LivePusher: @unchecked Sendable {
                                   extraInfo: ["bitrateKbps": String(newKbps)]) }
         }
         notify { $0.onStatisticsUpdate(snapshot) }
+    }
+
+    /// The poor-network picture replaces the screen once a destination has carried less than
+    /// the minimum bitrate with a backlog for `networkPoorAfterMs`, and leaves once every queue
+    /// has drained. Called with the lock held.
+    private func updateNetworkPoor(_ outputs: [RTMPOutputFigures], pipeline: VideoPipeline) {
+        let minKbps = bitrateController.minKbps
+        let poor = outputs.contains {
+            $0.queuedMs > BitrateController.congestedQueueMs && $0.sendRateKbps < minKbps
+        }
+        let drained = outputs.allSatisfy { $0.queuedMs < BitrateController.calmQueueMs }
+        let nowNs = MonotonicClock.nowNs()
+        if poor {
+            let since = networkPoorSinceNs ?? nowNs
+            networkPoorSinceNs = since
+            if nowNs - since >= UInt64(config.networkPoorAfterMs) * 1_000_000 && pipeline.shownPlaceholder != .networkPoor {
+                pipeline.showPlaceholder(.networkPoor)
+            }
+        } else if drained {
+            networkPoorSinceNs = nil
+            pipeline.hidePlaceholder(.networkPoor)
+        }
     }
 
     private func notify(_ call: @escaping @Sendable (any LivePusherObserver) -> Void) {

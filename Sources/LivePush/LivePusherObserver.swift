@@ -153,6 +153,8 @@ public enum LivePushWarningCode {
     public static let helperRejected: Int32 = 1203
     /// The configured encoder could not be opened (no GPU for VA-API or NVENC); libx264 is used.
     public static let encoderFallback: Int32 = 1204
+    /// The pause or poor-network image cannot be read; the dimmed last picture is shown instead.
+    public static let imageUnreadable: Int32 = 1205
     /// No microphone: no PipeWire daemon, no source, or the named one is missing; the stream
     /// carries silence (`message` says what is missing and how to fix it).
     public static let microphoneUnavailable: Int32 = 1301
