@@ -56,6 +56,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private var publishing = false
     private var stopped = false
     private var finished = false
+    /// The connection in use, to break it when stopping takes too long.
+    private var currentPublisher: RTMPPublisher?
     /// Set by `reconnect()`: the sender drops its connection and connects again.
     private var reconnectRequested = false
     private var figures = RTMPOutputFigures()
@@ -125,11 +127,15 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops sending; the publisher says FCUnpublish and deleteStream and closes.
-    func stop() {
+    /// Stops sending; the publisher says FCUnpublish and deleteStream and closes. A sender
+    /// still blocked after `graceMs` (a stalled network or server) has its connection broken.
+    func stop(graceMs: Int = 1000) {
         condition.lock()
         stopped = true
         condition.broadcast()
+        let deadline = Date().addingTimeInterval(Double(graceMs) / 1000)
+        while !finished && condition.wait(until: deadline) {}
+        if !finished { currentPublisher?.abort() }
         while !finished { condition.wait() }
         condition.unlock()
     }
@@ -229,6 +235,14 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                 ? "connecting to \(url)" : "reconnecting to \(url) (attempt \(attempts) of \(retryCount))")
             do throws(RTMPError) {
                 let publisher = try RTMPPublisher(url: url)
+                condition.lock()
+                currentPublisher = publisher
+                condition.unlock()
+                defer {
+                    condition.lock()
+                    currentPublisher = nil
+                    condition.unlock()
+                }
                 try publisher.sendMetadata(metadata)
                 try publisher.sendVideo(FLV.avcSequenceHeaderBody(decoderConfigurationRecord: decoderConfiguration),
                                         timestampMs: 0)

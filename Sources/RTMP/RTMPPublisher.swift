@@ -163,6 +163,10 @@ public final class RTMPPublisher {
                  chunkStream: 5, step: .send)
     }
 
+    /// Breaks the connection from another thread: a send blocked on a stalled network fails
+    /// at once instead of after its timeout.
+    public func abort() { socket.abort() }
+
     /// FCUnpublish and deleteStream; the connection closes when the publisher goes away.
     public func finish() {
         try? sendCommand([.string("FCUnpublish"), .number(takeTransactionID()), .null, .string(url.streamKey)],

@@ -52,6 +52,9 @@ final class RTMPSocket {
 
     deinit { close(descriptor) }
 
+    /// Makes a blocked read or write on another thread fail at once.
+    func abort() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+
     private static func setTimeout(_ fd: Int32, _ timeoutMs: Int) {
         var timeout = timeval(tv_sec: timeoutMs / 1000, tv_usec: (timeoutMs % 1000) * 1000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -28,6 +28,10 @@ enum ScreenCommand {
     ]
 
     static let recordOption = OptionSpec.value("record", valueName: "FILE", help: "Also record to FILE while pushing.")
+    static let helperOption = OptionSpec.value(
+        "helper", valueName: "PATH",
+        help: "Run this capture helper instead of livepush-capture (it gets --group NAME and the capture options; "
+            + "docs/helpers.md). It is restarted like livepush-capture when it dies.")
 
     static func usage(_ command: String) -> String {
         let synopsis = command == "push"
@@ -42,7 +46,9 @@ enum ScreenCommand {
             : "Usage: livepush record --group NAME OUTPUT [URL...] [options]\n\nRecords what any capture helper sends on "
                 + "the group (start one with livepush-capture --group NAME)."
         var sections = [synopsis, "Run options:\n" + ArgumentParser.optionsHelp(runOptions)]
-        if command != "record" { sections.append("Capture options:\n" + ArgumentParser.optionsHelp(captureOptions)) }
+        if command != "record" {
+            sections.append("Capture options:\n" + ArgumentParser.optionsHelp(captureOptions + [helperOption]))
+        }
         if command != "screen" { sections.append("Group:\n" + ArgumentParser.optionsHelp([groupOption])) }
         sections.append("Audio options:\n" + ArgumentParser.optionsHelp(audioOptions))
         if command == "push" { sections.append("Recording:\n" + ArgumentParser.optionsHelp([recordOption])) }
@@ -53,7 +59,8 @@ enum ScreenCommand {
     static let groupOption = OptionSpec.value("group", valueName: "NAME", help: "The group helpers connect to.")
 
     static func main(_ command: String, _ arguments: [String]) -> Never {
-        let specs = runOptions + ConfigOptions.specs + audioOptions + (command == "record" ? [groupOption] : captureOptions)
+        let specs = runOptions + ConfigOptions.specs + audioOptions
+            + (command == "record" ? [groupOption] : captureOptions + [helperOption])
             + (command == "push" ? [recordOption, groupOption] : [])
         let parsed: ParsedArguments
         let config: LivePushConfig
@@ -94,7 +101,8 @@ enum ScreenCommand {
             if spec.valueName == nil { return parsed.has(spec.name) ? ["--\(spec.name)"] : [] }
             return parsed.value(spec.name).map { ["--\(spec.name)", $0] } ?? []
         }
-        Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments))
+        Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments,
+                                  helperExecutable: parsed.value("helper")))
     }
 
     /// `rtmp://...` and every other `scheme://` (refused later with a reason) are push URLs.
