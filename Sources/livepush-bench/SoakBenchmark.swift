@@ -52,7 +52,6 @@ final class Soak {
     private var painter: Process?
     private var errorLog: String
     private var nginx: Process?
-    private var nginxArguments: [String] = []
 
     init(hostile: String, painter painterPath: String?) throws {
         func variable(_ name: String) throws -> String {
@@ -124,7 +123,14 @@ final class Soak {
         guard waitFor(count("screen capture started") >= 1, seconds: 15) else {
             throw SoakBenchmark.Failure(description: "livepush never started capturing: \(tail())")
         }
-        Thread.sleep(forTimeInterval: 5)  // warm: buffers, pools and the first reconnect-free seconds
+        // Warm up: buffers and pools fill, and one helper restart makes libdispatch create its
+        // timer and event descriptors (once per process), so the baseline holds them too.
+        Thread.sleep(forTimeInterval: 3)
+        if let helper = helperPid() {
+            kill(helper, SIGKILL)
+            _ = waitFor(count("screen capture started") >= 2, seconds: 10)
+        }
+        Thread.sleep(forTimeInterval: 3)
         let baseline = usage()
 
         try phase("helper-kill", count: kills, baseline: baseline) {
@@ -299,13 +305,13 @@ final class Soak {
             nginx.terminate()
             nginx.waitUntilExit()
         } else {
+            // The first time: the one tools/testenv started (nginx rewrites its command line, so
+            // the arguments come from testenv's layout, as it starts it).
             let pids = (try? String(contentsOfFile: environmentDirectory + "/pids", encoding: .utf8)) ?? ""
             guard let line = pids.split(separator: "\n").first(where: { $0.hasPrefix("nginx ") }),
-                  let pid = Int32(line.split(separator: " ")[1]),
-                  let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else {
+                  let pid = Int32(line.split(separator: " ")[1]) else {
                 throw SoakBenchmark.Failure(description: "the test environment's nginx is not running")
             }
-            nginxArguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
             kill(pid, SIGTERM)
             let deadline = Date().addingTimeInterval(5)
             while kill(pid, 0) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
@@ -313,7 +319,8 @@ final class Soak {
         Thread.sleep(forTimeInterval: 1)
         let restarted = Process()
         restarted.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        restarted.arguments = Array(nginxArguments.dropFirst())
+        restarted.arguments = ["-p", environmentDirectory + "/nginx/", "-c", environmentDirectory + "/nginx/nginx.conf",
+                               "-e", environmentDirectory + "/logs/nginx-restarted.log"]
         restarted.standardInput = FileHandle.nullDevice
         restarted.standardOutput = FileHandle.nullDevice
         restarted.standardError = FileHandle.nullDevice

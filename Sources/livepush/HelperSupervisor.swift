@@ -58,7 +58,11 @@ final class HelperSupervisor: @unchecked Sendable {
             var pending = Data()
             while true {
                 let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
+                if chunk.isEmpty {
+                    // The helper is gone: close our end now (one pipe per restart would leak).
+                    try? output.fileHandleForReading.close()
+                    break
+                }
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
