@@ -74,6 +74,6 @@ let package = Package(
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestSupport", "CaptureLink", "livepush", "livepush-capture"]),
+            dependencies: ["TestSupport", "CaptureLink", "livepush", "livepush-capture", "livepush-bench"]),
     ]
 )
