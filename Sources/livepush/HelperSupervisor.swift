@@ -123,7 +123,8 @@ final class HelperSupervisor: @unchecked Sendable {
         let delay = Self.backoffSeconds[min(max(0, failures - 1), Self.backoffSeconds.count - 1)]
         onNote?("the capture helper \(why) after \(String(format: "%.1f", ranSeconds)) s; restarting it"
             + (delay > 0 ? " in \(Int(delay)) s" : ""))
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+        Thread.detachNewThread { [weak self] in
+            Thread.sleep(forTimeInterval: delay)
             guard let self, !self.lock.withLock({ self.stopping }) else { return }
             do {
                 try self.start()
