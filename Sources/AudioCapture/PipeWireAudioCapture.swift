@@ -20,7 +20,8 @@ import Glibc
 /// that estimate: chunk k+1's `ptsNs` is chunk k's plus `chunkMs` (to the nanosecond, from the
 /// sample count), so consecutive chunks are contiguous. When the estimate and the timeline
 /// disagree by more than `resyncThresholdNs` (a dropout, the source lost and back, a graph
-/// reconfiguration), the partial chunk is dropped and the timeline re-anchors on the estimate.
+/// reconfiguration), the partial chunk is dropped and the timeline re-anchors on the estimate
+/// (never before the end of the last delivered chunk: `ptsNs` only grows, as AUDIO requires).
 ///
 /// **Named sources.** With `target` set, the stream asks for that node only
 /// (`node.dont-reconnect`: never silently moved to another device). If the node goes away,
@@ -86,7 +87,8 @@ private final class CaptureSession: @unchecked Sendable {
     private let streamListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let streamEvents = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
     private var streamError: String?
-    private var stopped = false
+    private var stopped = false  // on the loop thread
+    private let stopRequested = Atomic<Bool>(false)
 
     // Negotiated format and the re-chunking state.
     private var channels = 0
@@ -95,6 +97,7 @@ private final class CaptureSession: @unchecked Sendable {
     private var anchorNs: UInt64 = 0
     private var framesSinceAnchor: UInt64 = 0  // frames already delivered in chunks since the anchor
     private var anchored = false
+    private var deliveredEndNs: UInt64 = 0  // where the last delivered chunk ends: pts never go back
     private var sentFirstChunk = false
 
     static let formatTimeoutMs = 3000
@@ -239,11 +242,9 @@ private final class CaptureSession: @unchecked Sendable {
     }
 
     func stop() {
+        // Checked before touching the loop: after the first stop it is destroyed.
+        guard !stopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
         pw_thread_loop_lock(graph.threadLoop)
-        if stopped {
-            pw_thread_loop_unlock(graph.threadLoop)
-            return
-        }
         stopped = true
         destroyStreamLocked()
         pw_thread_loop_unlock(graph.threadLoop)
@@ -308,7 +309,8 @@ private final class CaptureSession: @unchecked Sendable {
         let resyncThresholdNs = max(chunkNs, 30_000_000)
         if !anchored || (measuredNs > expectedNs ? measuredNs - expectedNs : expectedNs - measuredNs) > resyncThresholdNs {
             pending.removeAll(keepingCapacity: true)
-            anchorNs = measuredNs
+            // Never before the end of what was delivered: samples cannot overlap earlier ones.
+            anchorNs = max(measuredNs, deliveredEndNs)
             framesSinceAnchor = 0
             anchored = true
         }
@@ -324,6 +326,7 @@ private final class CaptureSession: @unchecked Sendable {
             if pending.count == chunkSamples {
                 let ptsNs = anchorNs + Self.durationNs(frames: framesSinceAnchor, rate: rate)
                 framesSinceAnchor += UInt64(chunkFrames)
+                deliveredEndNs = anchorNs + Self.durationNs(frames: framesSinceAnchor, rate: rate)
                 let delivered = PCMChunk(samples: pending, sampleRate: rate, channels: channels, ptsNs: ptsNs)
                 pending.removeAll(keepingCapacity: true)
                 onChunk(delivered)
