@@ -55,7 +55,7 @@ let package = Package(
                            "AudioCapture"]),
         .executableTarget(
             name: "livepush-capture",
-            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture"]),
+            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture"]),
         .executableTarget(
             name: "livepush-bench",
             dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture"]),

@@ -54,9 +54,9 @@ enum Devices {
                 return "\(source.isDefault ? "*" : " ") \(source.name)\(padding)  \(source.description)\n"
             }.joined()
         }
-        return "Audio sources (--mic NAME):\n"
+        return "Audio sources (--mic NAME; * = default):\n"
             + rows(microphones, none: "none: plug in or enable a microphone")
-            + "Sink monitors (desktop audio; livepush-capture --desktop-audio takes the default):\n"
+            + "Sink monitors (desktop audio; * = the default sink, which livepush-capture --desktop-audio captures):\n"
             + rows(monitors, none: "none")
     }
 }
