@@ -6,6 +6,7 @@ let usage = """
     Usage: livepush-bench link [--seconds N] [--runs N] [--sizes WxH,...] [--modes 60fps,max]
            livepush-bench capture [--seconds N] [--runs N] [--sizes WxH,...] [--fps N]
            livepush-bench record --painter PATH [--seconds N] [--runs N]
+           livepush-bench audio [--seconds N] [--runs N] [--mic NAME]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -25,6 +26,11 @@ let usage = """
       e2e record 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n>
       ffmpeg record 1080p30 cpu_pct=<n> rss_mib=<n>
       ratio cpu=<ours/ffmpeg>
+
+    audio: PipeWireAudioCapture (48 kHz stereo F32, 20 ms chunks) from the test mic
+    ($LIVEPUSH_TEST_MIC; run it inside tools/testenv), and pw-record on the same source:
+      audio mic-capture cpu_pct=<n> chunks_per_s=<n>
+      pw-record mic-capture cpu_pct=<n>
     """
 
 switch arguments.first {
@@ -34,6 +40,8 @@ case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
 case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
+case "audio":  // AudioBenchmark.swift
+    AudioBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":
     WakeFloor.send(Array(arguments.dropFirst()))
 case "link-helper":
