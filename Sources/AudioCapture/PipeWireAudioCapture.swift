@@ -244,6 +244,9 @@ private final class CaptureSession: @unchecked Sendable {
     func stop() {
         // Checked before touching the loop: after the first stop it is destroyed.
         guard !stopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        // Stopping joins PipeWire's thread, which cannot join itself.
+        precondition(!pw_thread_loop_in_thread(graph.threadLoop),
+                     "PipeWireAudioCapture.stop() was called from onChunk or onEvent; call it from another thread")
         pw_thread_loop_lock(graph.threadLoop)
         stopped = true
         destroyStreamLocked()
