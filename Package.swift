@@ -55,10 +55,10 @@ let package = Package(
                            "AudioCapture"]),
         .executableTarget(
             name: "livepush-capture",
-            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture"]),
+            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture"]),
         .executableTarget(
             name: "livepush-bench",
-            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture"]),
+            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 

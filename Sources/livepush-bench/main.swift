@@ -7,6 +7,7 @@ let usage = """
            livepush-bench capture [--seconds N] [--runs N] [--sizes WxH,...] [--fps N]
            livepush-bench record --painter PATH [--seconds N] [--runs N]
            livepush-bench soak --hostile PATH [--painter PATH] [--kills N] [--hangs N] [--garbage N] [--nginx-restarts N]
+           livepush-bench audio [--seconds N] [--runs N] [--mic NAME]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -32,6 +33,11 @@ let usage = """
       fault <kind> n=<count> survived=<count> max_gap_ms=<n> rss_growth_pct=<n> fd_growth=<n>
       shutdown exit_ms=<n> exit_code=<n> orphan_helpers=<n> stale_socket=<0|1>
       recording frames=<n> duration_s=<n> decoded=<yes|no>
+
+    audio: PipeWireAudioCapture (48 kHz stereo F32, 20 ms chunks) from the test mic
+    ($LIVEPUSH_TEST_MIC; run it inside tools/testenv), and pw-record on the same source:
+      audio mic-capture cpu_pct=<n> chunks_per_s=<n>
+      pw-record mic-capture cpu_pct=<n>
     """
 
 switch arguments.first {
@@ -41,6 +47,8 @@ case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
 case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
+case "audio":  // AudioBenchmark.swift
+    AudioBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":
     WakeFloor.send(Array(arguments.dropFirst()))
 case "soak":
