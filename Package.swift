@@ -58,7 +58,7 @@ let package = Package(
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture"]),
         .executableTarget(
             name: "livepush-bench",
-            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture"]),
+            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 

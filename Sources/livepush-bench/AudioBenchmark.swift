@@ -1,6 +1,7 @@
 import AudioCapture
 import CommandLineSupport
 import Foundation
+import Media
 import Synchronization
 
 /// Microphone capture: PipeWireAudioCapture in this process (48 kHz stereo F32, 20 ms chunks)
@@ -30,13 +31,16 @@ enum AudioBenchmark {
         do {
             var ours: [(cpu: Double, chunksPerSecond: Double)] = []
             var reference: [Double] = []
+            var encoded: [Double] = []
             for _ in 0..<runs {
                 ours.append(try measureCapture(mic: mic, seconds: seconds))
+                encoded.append(try measureCapture(mic: mic, seconds: seconds, encodeAAC: true).cpu)
                 reference.append(try measurePWRecord(mic: mic, seconds: seconds))
             }
             print(String(format: "audio mic-capture cpu_pct=%.2f chunks_per_s=%.1f", median(ours.map(\.cpu)),
                          median(ours.map(\.chunksPerSecond))))
             print(String(format: "pw-record mic-capture cpu_pct=%.2f", median(reference)))
+            print(String(format: "audio mic->aac cpu_pct=%.2f", median(encoded)))
             fflush(nil)
         } catch {
             Terminal.printError("livepush-bench audio: \(error)")
@@ -47,18 +51,28 @@ enum AudioBenchmark {
 
     /// CPU of this process (over wall time, % of one core) while it captures `seconds` of the
     /// mic; the consumer touches every sample, as an encoder's input copy would.
-    static func measureCapture(mic: String?, seconds: Double) throws -> (cpu: Double, chunksPerSecond: Double) {
+    /// With `encodeAAC`, each chunk goes through the pusher's audio path instead: libswresample
+    /// to 48 kHz stereo (a pass-through at a 48 kHz graph) and FFmpeg's AAC-LC at 128 kbps
+    /// (the `audio mic->aac` line).
+    static func measureCapture(mic: String?, seconds: Double, encodeAAC: Bool = false) throws
+        -> (cpu: Double, chunksPerSecond: Double)
+    {
         let chunks = Atomic<Int>(0)
         let checksum = Mutex<Float>(0)
         var settings = AudioCaptureSettings()
         settings.target = mic
-        settings.sampleRate = 48000
+        settings.sampleRate = encodeAAC ? nil : 48000
         settings.channels = 2
         settings.chunkMs = 20
+        let encoder = encodeAAC ? try AudioEncoding() : nil
         let capture = try PipeWireAudioCapture(settings: settings, onChunk: { chunk in
-            var sum: Float = 0
-            for sample in chunk.samples { sum += sample }
-            checksum.withLock { $0 += sum }
+            if let encoder {
+                encoder.encode(chunk)
+            } else {
+                var sum: Float = 0
+                for sample in chunk.samples { sum += sample }
+                checksum.withLock { $0 += sum }
+            }
             chunks.add(1, ordering: .relaxed)
         }, onEvent: { _ in })
         defer { capture.stop() }
@@ -99,5 +113,27 @@ enum AudioBenchmark {
         let bytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
         guard bytes > 48000 * 8 else { throw Failure(description: "pw-record recorded \(bytes) bytes") }
         return 100 * (LinkBenchmark.cpuSeconds(after) - LinkBenchmark.cpuSeconds(before)) / elapsed
+    }
+}
+
+/// The pusher's audio path for one source: resampled to 48 kHz stereo, AAC-LC at 128 kbps.
+/// Used from PipeWire's thread only.
+final class AudioEncoding: @unchecked Sendable {
+    private var resampler: AudioResampler?
+    private let encoder: AACEncoder
+    private(set) var bytes = 0
+
+    init() throws {
+        encoder = try AACEncoder(settings: AACEncoderSettings(sampleRateHz: 48000, channels: 2, bitrateKbps: 128))
+    }
+
+    func encode(_ chunk: PCMChunk) {
+        if resampler?.inputRateHz != chunk.sampleRate || resampler?.inputChannels != chunk.channels {
+            resampler = try? AudioResampler(inputRateHz: chunk.sampleRate, inputChannels: chunk.channels,
+                                            outputRateHz: 48000, outputChannels: 2)
+        }
+        guard let samples = try? resampler?.convert(chunk.samples),
+              let packets = try? encoder.encode(samples) else { return }
+        bytes += packets.reduce(0) { $0 + $1.data.count }
     }
 }
