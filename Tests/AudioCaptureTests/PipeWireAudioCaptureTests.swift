@@ -47,18 +47,6 @@ func monotonicNowNs() -> UInt64 {
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
 
-/// Energy of `samples` at `frequencyHz` (Goertzel), to compare two tones in one signal.
-func tonePower(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double) -> Double {
-    let coefficient = 2 * cos(2 * Double.pi * frequencyHz / sampleRateHz)
-    var previous = 0.0, beforePrevious = 0.0
-    for sample in samples {
-        let current = Double(sample) + coefficient * previous - beforePrevious
-        beforePrevious = previous
-        previous = current
-    }
-    return previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
-}
-
 /// Channel `channel` of interleaved chunks, concatenated.
 func channel(_ channel: Int, of chunks: [PCMChunk]) -> [Float] {
     chunks.flatMap { chunk in stride(from: channel, to: chunk.samples.count, by: chunk.channels).map { chunk.samples[$0] } }
@@ -105,8 +93,8 @@ struct PipeWireAudioCaptureTests {
         // The desktop tone plays on another sink and must not reach the mic (40 dB below its own).
         let left = Array(channel(0, of: chunks).dropFirst(4800))
         let desktopHz = try TestEnvironment.desktopToneHz()
-        let leak = tonePower(left, frequencyHz: desktopHz, sampleRateHz: 48000)
-            / tonePower(left, frequencyHz: toneHz, sampleRateHz: 48000)
+        let leak = AudioAnalysis.tonePower(left, frequencyHz: desktopHz, sampleRateHz: 48000)
+            / AudioAnalysis.tonePower(left, frequencyHz: toneHz, sampleRateHz: 48000)
         #expect(leak < 1e-4, "the \(desktopHz) Hz desktop tone is in the mic at \(10 * log10(leak)) dB")
     }
 
@@ -159,8 +147,8 @@ struct PipeWireAudioCaptureTests {
         // The mic's tone plays into the mic's own sink only, never into the default one.
         let micHz = try TestEnvironment.toneHz()
         let rate = Double(capture.sampleRate)
-        let leak = tonePower(steady, frequencyHz: micHz, sampleRateHz: rate)
-            / tonePower(steady, frequencyHz: desktopHz, sampleRateHz: rate)
+        let leak = AudioAnalysis.tonePower(steady, frequencyHz: micHz, sampleRateHz: rate)
+            / AudioAnalysis.tonePower(steady, frequencyHz: desktopHz, sampleRateHz: rate)
         #expect(leak < 1e-4, "the \(micHz) Hz mic tone is on the desktop sink at \(10 * log10(leak)) dB")
     }
 

@@ -30,7 +30,7 @@ public enum AudioAnalysis {
             var bestHz = low
             var bestPower = -1.0
             for hz in stride(from: low, through: high, by: step) {
-                let power = goertzelPower(window, frequencyHz: hz, sampleRateHz: sampleRateHz)
+                let power = tonePower(window, frequencyHz: hz, sampleRateHz: sampleRateHz)
                 if power > bestPower { (bestHz, bestPower) = (hz, power) }
             }
             return bestHz
@@ -44,7 +44,7 @@ public enum AudioAnalysis {
     public static func toneLevelDbfs(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double) -> Double {
         let window = Array(samples.prefix(Int(sampleRateHz)))
         guard !window.isEmpty else { return -.infinity }
-        let amplitude = 2 * goertzelPower(window, frequencyHz: frequencyHz, sampleRateHz: sampleRateHz).squareRoot()
+        let amplitude = 2 * tonePower(window, frequencyHz: frequencyHz, sampleRateHz: sampleRateHz).squareRoot()
             / Double(window.count)
         return 20 * log10(max(amplitude, 1e-12) / 2.squareRoot())
     }
@@ -56,7 +56,8 @@ public enum AudioAnalysis {
         return 10 * log10(meanSquare)
     }
 
-    private static func goertzelPower(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double) -> Double {
+    /// The energy of `samples` at `frequencyHz` (the Goertzel algorithm), to compare tones in one signal.
+    public static func tonePower(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double) -> Double {
         let coefficient = 2 * cos(2 * Double.pi * frequencyHz / sampleRateHz)
         var previous = 0.0, beforePrevious = 0.0
         for sample in samples {
