@@ -12,8 +12,12 @@ struct CaptureRequest {
     var reportsStats = false
     var fps: Int?
     var connectTimeoutMs = CaptureLinkProtocol.connectRetryMsDefault
+    // PipeWire screen capture (--source pipewire|portal): see PipeWireRequest.swift.
+    var source = CaptureSourceKind.x11
+    var pipeWire = PipeWireRequest()
 
     init(_ parsed: ParsedArguments) throws(ArgumentError) {
+        try parsePipeWireOptions(parsed)
         displayName = parsed.value("display")
         drawCursor = !parsed.has("no-cursor")
         trackDamage = parsed.has("damage")

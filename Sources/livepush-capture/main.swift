@@ -16,6 +16,8 @@ let options: [OptionSpec] = [
     .value("connect-timeout-ms", valueName: "N", help: "How long to wait for the pusher (default 10000)."),
     .flag("stats", help: "On exit, print frames sent and dropped and grab times to stderr."),
     .flag("list", help: "List the monitors and top-level windows, then exit."),
+    // PipeWire screen capture (Wayland desktops, any PipeWire video node): PipeWireRequest.swift.
+] + pipeWireOptions + [
     .flag("help", short: "h", help: "Show this help."),
     .flag("version", help: "Print the version."),
 ]
@@ -26,6 +28,9 @@ let usage = """
     Usage: livepush-capture --group NAME [--monitor NAME|INDEX | --region X,Y,W,H | --window ID |
                             --window-name TEXT] [--no-cursor] [--damage] [--fps N] [--display :N]
            livepush-capture --list [--display :N]
+           livepush-capture --group NAME --source pipewire (--node ID | --target NAME) [--no-cursor]
+           livepush-capture --group NAME --source portal [--portal-source monitor|window|any] [--no-restore]
+           livepush-capture --list --source pipewire
 
     Grabs the screen through MIT-SHM straight into the pusher's shared memory and sends each
     frame over the Capture Link protocol to the pusher listening on the group.
@@ -53,6 +58,10 @@ do {
     Terminal.exit(.usage)
 }
 
+if request.source != .x11 {
+    if parsed.has("list") { Terminal.exit(PipeWireCaptureLoop.list()) }
+    Terminal.exit(PipeWireCaptureLoop.run(request))
+}
 if parsed.has("list") {
     Terminal.exit(Inventory.print(displayName: request.displayName))
 }

@@ -1,0 +1,223 @@
+import CaptureLink
+import CommandLineSupport
+import PipeWireScreen
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The helper's loop for PipeWire sources (`--source pipewire`, `--source portal`): the producer
+/// sets the pace; each new picture is copied once into a free ring slot, at most at the pusher's rate.
+enum PipeWireCaptureLoop {
+    /// `--list --source pipewire`: the video nodes of the daemon.
+    static func list() -> Terminal.ExitCode {
+        do {
+            let nodes = try PipeWireScreenStream.videoNodes()
+            print("PipeWire video nodes (--node ID or --target NAME):")
+            if nodes.isEmpty { print("  (none)") }
+            for node in nodes { print("  \(node)") }
+            return .success
+        } catch {
+            return CaptureLoop.fail(error.description)
+        }
+    }
+
+    static func run(_ request: CaptureRequest) -> Terminal.ExitCode {
+        signal(SIGINT, pipeWireRequestStop)
+        signal(SIGTERM, pipeWireRequestStop)
+        signal(SIGPIPE, SIG_IGN)
+
+        var options: PipeWireScreenOptions
+        var portalSession: ScreenCastSession?
+        var sourceInfo: String
+        switch request.source {
+        case .portal:
+            do {
+                var portalOptions = ScreenCastPortalOptions()
+                portalOptions.sourceTypes = request.pipeWire.portalSourceTypes
+                portalOptions.cursorAsMetadata = request.drawCursor
+                portalOptions.restoresSelection = request.pipeWire.restoresSelection
+                let session = try ScreenCastPortal.start(portalOptions)
+                portalSession = session
+                options = PipeWireScreenOptions(target: .node(session.nodeID))
+                options.remote = .descriptor(session.takeRemoteDescriptor())
+                sourceInfo = "{\"source\":\"pipewire\",\"portal\":true,\"node\":\(session.nodeID)}"
+                if let warning = session.tokenWarning { CaptureLoop.warn(warning) }
+            } catch {
+                return CaptureLoop.fail(error.description)
+            }
+        default:
+            options = PipeWireScreenOptions(target: request.pipeWire.target!)
+            sourceInfo = ""
+        }
+        options.drawCursor = request.drawCursor
+        let stream: PipeWireScreenStream
+        do {
+            stream = try PipeWireScreenStream(options: options)
+        } catch {
+            return CaptureLoop.fail(error.description)
+        }
+        defer {
+            stream.close()
+            portalSession?.close()
+        }
+        if sourceInfo.isEmpty {
+            sourceInfo = "{\"source\":\"pipewire\",\"node\":\(stream.node.id),\"window\":\(jsonString(stream.node.name))}"
+        }
+        CaptureLoop.note("capturing PipeWire node \(stream.node.id) '\(stream.node.name)': \(stream.format)")
+        while true {
+            switch runSession(request, stream: stream, sourceInfo: sourceInfo) {
+            case .finished(let code): return code
+            case .restart: continue
+            }
+        }
+    }
+
+    private enum SessionEnd {
+        case finished(Terminal.ExitCode)
+        case restart
+    }
+
+    private static func runSession(_ request: CaptureRequest, stream: PipeWireScreenStream, sourceInfo: String)
+        -> SessionEnd
+    {
+        let askedSize = stream.format
+        var configuration = HelperEndpointConfiguration(
+            group: request.group, helperName: "livepush-capture", helperVersion: LivePushVersion.current,
+            pixelFormats: PixelFormat.allCases, maxWidth: UInt32(askedSize.width), maxHeight: UInt32(askedSize.height))
+        configuration.capabilities = [.damage]
+        configuration.connectRetryMs = request.connectTimeoutMs
+        let endpoint: HelperEndpoint
+        do {
+            endpoint = try HelperEndpoint(configuration: configuration)
+        } catch {
+            return .finished(CaptureLoop.fail(error.description))
+        }
+        let maxWidth = Int(endpoint.welcome.maxWidth), maxHeight = Int(endpoint.welcome.maxHeight)
+        let accepted = Set(endpoint.welcome.pixelFormats)
+        if maxWidth < askedSize.width || maxHeight < askedSize.height {
+            // The pusher's limit: ask the producer to scale; frames it still sends larger are cropped.
+            stream.requestMaximumSize(width: maxWidth, height: maxHeight)
+            CaptureLoop.warn("the pusher takes at most \(maxWidth)x\(maxHeight); frames of \(askedSize.width)x"
+                + "\(askedSize.height) are cropped unless the producer scales them")
+        }
+        var fps = request.fps ?? Int(endpoint.welcome.fps)
+        var copyTimes = GrabTimes()
+        defer { if request.reportsStats { CaptureLoop.note(copyTimes.summary(endpoint) + " corrupted=\(stream.corruptedFramesDropped)") } }
+        var lastLayout: (PixelFormat, Int, Int)?
+        var lastSentNs: UInt64 = 0
+        do {
+            try endpoint.start(sourceInfo: sourceInfo)
+            while true {
+                if stopRequested.load(ordering: .relaxed) {
+                    endpoint.finish(.user, text: "livepush-capture was interrupted")
+                    return .finished(.success)
+                }
+                let event = stream.wait(timeoutMs: 50)
+                for pusherRequest in try endpoint.poll(timeoutMs: 0) {
+                    switch pusherRequest {
+                    case .config(let config):
+                        fps = request.fps ?? Int(min(240, max(1, config.fps)))
+                    case .stop(_, let text):
+                        endpoint.finish(.user, text: "stopped by the pusher")
+                        CaptureLoop.note("the pusher asked to stop (\(text))")
+                        return .finished(.success)
+                    }
+                }
+                switch event {
+                case .idle:
+                    continue
+                case .sourceClosed(let text):
+                    endpoint.finish(.sourceClosed, text: text)
+                    CaptureLoop.note(text)
+                    return .finished(.success)
+                case .sourceLost(let text):
+                    endpoint.finish(.sourceLost, text: text)
+                    return .finished(CaptureLoop.fail(text))
+                case .frameReady:
+                    break
+                }
+                // At most the pusher's rate: a faster producer's extra frames are replaced by newer ones.
+                let intervalNs = UInt64(1_000_000_000 / max(1, fps))
+                if lastSentNs != 0 && MonotonicClock.nowNs() < lastSentNs + intervalNs - intervalNs / 10 {
+                    _ = MonotonicClock.sleep(untilNs: lastSentNs + intervalNs - intervalNs / 10) {
+                        stopRequested.load(ordering: .relaxed)
+                    }
+                    continue
+                }
+                if lastLayout != nil && !stream.newestFrameChanged {
+                    stream.skipNewestFrame()
+                    try endpoint.publishUnchanged()
+                    lastSentNs = MonotonicClock.nowNs()
+                    continue
+                }
+                let current = stream.format
+                if (current.width > maxWidth && maxWidth >= askedSize.width)
+                    || (current.height > maxHeight && maxHeight >= askedSize.height)
+                {
+                    // Grown past what this session asked for (not past the pusher's limit): ask for more.
+                    endpoint.finish(.restarting, text: "frames grew to \(current.width)x\(current.height)")
+                    CaptureLoop.note("the producer's frames grew to \(current.width)x\(current.height); reconnecting")
+                    return .restart
+                }
+                guard let format = PixelFormat(current.format), accepted.contains(format) else {
+                    let text = "the pusher does not accept \(current.format.rawValue), which PipeWire node "
+                        + "\(stream.node.id) now sends"
+                    endpoint.finish(.error, text: text)
+                    return .finished(CaptureLoop.fail(text))
+                }
+                guard let slot = try endpoint.acquireSlot() else {
+                    stream.skipNewestFrame()  // dropped: the pusher holds every slot
+                    continue
+                }
+                let startNs = MonotonicClock.nowNs()
+                guard let frame = stream.copyNewestFrame(into: slot.bytes, maxWidth: maxWidth, maxHeight: maxHeight)
+                else { continue }
+                copyTimes.record(MonotonicClock.nowNs() - startNs)
+                var flags: FrameFlags = frame.cursorDrawn ? [.cursor] : []
+                if lastLayout == nil || lastLayout! != (format, frame.width, frame.height) {
+                    flags.insert(.formatChanged)
+                    lastLayout = (format, frame.width, frame.height)
+                }
+                try endpoint.publish(slot, format: format, width: UInt32(frame.width), height: UInt32(frame.height),
+                                     strides: frame.strides.map { UInt32($0) },
+                                     planeOffsets: frame.planeOffsets.map { UInt32($0) }, ptsNs: frame.ptsNs,
+                                     flags: flags)
+                lastSentNs = MonotonicClock.nowNs()
+            }
+        } catch {
+            endpoint.finish(.error, text: "\(error)")
+            return .finished(CaptureLoop.fail("\(error)"))
+        }
+    }
+
+    private static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
+
+extension PixelFormat {
+    init?(_ format: ScreenPixelFormat) {
+        switch format {
+        case .bgrx: self = .bgrx
+        case .bgra: self = .bgra
+        case .rgbx: self = .rgbx
+        case .rgba: self = .rgba
+        case .nv12: self = .nv12
+        case .i420: self = .i420
+        }
+    }
+}
+
+private func pipeWireRequestStop(_ signal: Int32) {
+    stopRequested.store(true, ordering: .relaxed)
+}
