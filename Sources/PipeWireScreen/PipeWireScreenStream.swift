@@ -49,23 +49,45 @@ public final class PipeWireScreenStream {
     /// Buffers whose damage metadata said nothing changed.
     public var unchangedBuffers: Int { state.withLock { state.unchangedBuffers } }
 
-    /// Waits up to `timeoutMs` for a new picture, the producer going away, or the daemon failing.
+    /// Frames that arrived while no destination was offered (the pusher held every slot).
+    public var framesWithoutDestination: Int { state.withLock { state.droppedWithoutTarget } }
+
+    /// Waits up to `timeoutMs` for a copied picture, an unchanged one, a picture that found no
+    /// destination, the producer going away, or the daemon failing.
     public func wait(timeoutMs: Int) -> ScreenStreamEvent { state.wait(timeoutMs: timeoutMs) }
 
-    /// Whether the newest picture differs from the last one copied, as far as the producer's damage
-    /// metadata tells (a producer that never sends damage always counts as changed).
-    public var newestFrameChanged: Bool { state.withLock { state.changedSinceCopy } }
-
-    /// Gives the newest buffer back without copying it (nothing changed, or no free slot).
-    public func skipNewestFrame() { state.skipPending() }
-
-    /// Copies the newest picture into `destination`, at most `maxWidth` x `maxHeight` (larger
-    /// frames are cropped to their top-left corner), rows padded to 64 bytes; nil if there is none.
-    public func copyNewestFrame(into destination: UnsafeMutableRawBufferPointer, maxWidth: Int, maxHeight: Int)
-        -> CopiedScreenFrame?
-    {
-        state.copyPending(into: destination, maxWidth: maxWidth, maxHeight: maxHeight)
+    /// Offers memory (a free ring slot) for the next picture: PipeWire's thread copies each new
+    /// picture into it as it arrives (at most `maxWidth` x `maxHeight`, larger frames cropped to
+    /// their top-left corner, rows padded to 64 bytes) and gives the buffer back at once. A newer
+    /// picture overwrites one not yet taken. The memory must stay valid until `takeFrame` returns it
+    /// or `withdrawDestination` is called.
+    public func offerDestination(_ destination: UnsafeMutableRawBufferPointer, maxWidth: Int, maxHeight: Int) {
+        state.withLock { state.target = (destination, maxWidth, maxHeight) }
     }
+
+    /// Whether memory is on offer.
+    public var hasDestination: Bool { state.withLock { state.target != nil } }
+
+    /// The picture copied into the offered memory, if one was; the offer ends with it.
+    public func takeFrame() -> CopiedScreenFrame? {
+        state.withLock {
+            guard let frame = state.filled else { return nil }
+            state.filled = nil
+            state.target = nil
+            return frame
+        }
+    }
+
+    /// Whether a picture that did not change (by its damage metadata) arrived since the last call.
+    public func takeUnchanged() -> Bool {
+        state.withLock {
+            defer { state.unchangedSeen = false }
+            return state.unchangedSeen
+        }
+    }
+
+    /// Ends the offer of memory (the caller needs it back).
+    public func withdrawDestination() { state.withLock { state.target = nil; state.filled = nil } }
 
     /// Asks the producer for frames no larger than `maxWidth` x `maxHeight` (renegotiation); a
     /// producer that cannot scale keeps its size.
@@ -101,6 +123,14 @@ func spaFormatName(_ value: UInt32) -> String {
 }
 
 /// The largest cursor bitmap asked for in the cursor metadata.
+private let debugEnabled = getenv("LIVEPUSH_PIPEWIRE_DEBUG") != nil
+
+func debugLog(_ text: String) {
+    guard debugEnabled else { return }
+    let line = Array((text + "\n").utf8)
+    _ = write(2, line, line.count)
+}
+
 private let cursorMetaMaxSide: UInt32 = 256
 
 /// Everything the PipeWire thread and the caller share. Fields are touched only under the
@@ -136,11 +166,14 @@ final class ScreenStreamState {
     var unsupportedFormat: String?
     var streamState = PW_STREAM_STATE_UNCONNECTED
     var streamError: String?
-    var pending: UnsafeMutablePointer<pw_buffer>?
-    var pendingPtsNs: UInt64 = 0
-    var changedSinceCopy = true
+    var target: (UnsafeMutableRawBufferPointer, Int, Int)?
+    var filled: CopiedScreenFrame?
+    var unchangedSeen = false
+    var wantsDestination = false
+    var copiedAny = false
+    var missedChange = false
     var producerSendsDamage = false
-    var formatChangedSinceCopy = false
+    var droppedWithoutTarget = 0
     var corruptedDropped = 0
     var unchangedBuffers = 0
     var cursor = CursorState()
@@ -359,6 +392,7 @@ final class ScreenStreamState {
     }
 
     func streamStateChanged(_ newState: pw_stream_state, error: String?) {
+        debugLog("stream state \(String(cString: pw_stream_state_as_string(newState))) \(error ?? "")")
         streamState = newState
         if newState == PW_STREAM_STATE_ERROR { streamError = error ?? "stream error" }
         if newState == PW_STREAM_STATE_UNCONNECTED && format != nil && streamError == nil {
@@ -377,9 +411,8 @@ final class ScreenStreamState {
             return
         }
         let newFormat = ScreenStreamFormat(format: pixelFormat, width: Int(info.size.width), height: Int(info.size.height))
-        if newFormat != format { formatChangedSinceCopy = true }
+        if newFormat != format { missedChange = true }
         format = newFormat
-        changedSinceCopy = true
         producerSendsDamage = false
 
         // Buffers we can map, and the metadata we use: header, damage, cursor (if drawn).
@@ -414,22 +447,48 @@ final class ScreenStreamState {
     func process() {
         guard let stream else { return }
         var newest: UnsafeMutablePointer<pw_buffer>?
+        var changed = false
         while let buffer = pw_stream_dequeue_buffer(stream) {
-            readMetadata(buffer)
+            let bufferChanged = readMetadata(buffer)
             if !hasPicture(buffer) {
                 pw_stream_queue_buffer(stream, buffer)
                 continue
             }
+            if bufferChanged { changed = true } else { unchangedBuffers += 1 }
             if let older = newest { pw_stream_queue_buffer(stream, older) }
             newest = buffer
         }
         guard let newest else { return }
-        if let older = pending { pw_stream_queue_buffer(stream, older) }
-        pending = newest
+        debugLog("process: changed=\(changed) target=\(target != nil) filled=\(filled != nil)")
+        // The buffer goes back in this cycle: a consumer that keeps it stalls a producer that
+        // waits for its buffers (pipewiresink does).
+        defer {
+            pw_stream_queue_buffer(stream, newest)
+            wake()
+        }
+        if !changed && !missedChange && copiedAny {
+            unchangedSeen = true
+            return
+        }
+        guard let (destination, maxWidth, maxHeight) = target, let format, let spaBuffer = newest.pointee.buffer else {
+            droppedWithoutTarget += 1
+            missedChange = true
+            wantsDestination = true
+            return
+        }
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
-        pendingPtsNs = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-        wake()
+        let ptsNs = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        if let frame = ScreenFrameCopier.copy(spaBuffer, format: format, into: destination, maxWidth: maxWidth,
+                                              maxHeight: maxHeight, ptsNs: ptsNs,
+                                              cursor: options.drawCursor ? cursor : nil)
+        {
+            debugLog("copied \(frame.width)x\(frame.height) cursor=\(frame.cursorDrawn)")
+            filled = frame
+            copiedAny = true
+            missedChange = false
+            unchangedSeen = false
+        }
     }
 
     /// A buffer holds a picture unless it is corrupted (dropped and counted) or empty (metadata only).
@@ -454,9 +513,10 @@ final class ScreenStreamState {
         return datas[0].data != nil && datas[0].chunk.pointee.size > 0
     }
 
-    /// Cursor and damage metadata of every buffer, also of those that are skipped.
-    private func readMetadata(_ buffer: UnsafeMutablePointer<pw_buffer>) {
-        guard let spaBuffer = buffer.pointee.buffer else { return }
+    /// Cursor and damage metadata of every buffer, also of those that are skipped; returns whether
+    /// the picture changed, as far as the damage tells (no damage metadata: it changed).
+    private func readMetadata(_ buffer: UnsafeMutablePointer<pw_buffer>) -> Bool {
+        guard let spaBuffer = buffer.pointee.buffer else { return true }
         if options.drawCursor,
            let cursor = spa_buffer_find_meta_data(spaBuffer, SPA_META_Cursor.rawValue, MemoryLayout<spa_meta_cursor>.size)?
             .assumingMemoryBound(to: spa_meta_cursor.self)
@@ -464,10 +524,7 @@ final class ScreenStreamState {
             self.cursor.update(from: cursor)
         }
         guard let meta = spa_buffer_find_meta(spaBuffer, SPA_META_VideoDamage.rawValue), let data = meta.pointee.data
-        else {
-            changedSinceCopy = true
-            return
-        }
+        else { return true }
         let count = Int(meta.pointee.size) / MemoryLayout<spa_meta_region>.size
         let regions = data.assumingMemoryBound(to: spa_meta_region.self)
         var damaged = false
@@ -478,11 +535,7 @@ final class ScreenStreamState {
         }
         // Zeroed damage from a producer that never fills it in must not read as "nothing changed".
         if damaged { producerSendsDamage = true }
-        if damaged || !producerSendsDamage {
-            changedSinceCopy = true
-        } else {
-            unchangedBuffers += 1
-        }
+        return damaged || !producerSendsDamage
     }
 
     // MARK: The caller's side
@@ -490,12 +543,19 @@ final class ScreenStreamState {
     func wait(timeoutMs: Int) -> ScreenStreamEvent {
         withLock {
             _ = waitLocked(timeoutMs: timeoutMs) {
-                pending != nil || targetRemoved || daemonError != nil || streamError != nil
+                filled != nil || unchangedSeen || wantsDestination || targetRemoved || daemonError != nil
+                    || streamError != nil
             }
             if targetRemoved { return .sourceClosed("the PipeWire node \(targetDescription) went away") }
             if let daemonError { return .sourceLost("PipeWire went away: \(daemonError)") }
             if let streamError { return .sourceLost("the PipeWire stream failed: \(streamError)") }
-            return pending != nil ? .frameReady : .idle
+            if filled != nil { return .frameReady }
+            if unchangedSeen { return .unchanged }
+            if wantsDestination {
+                wantsDestination = false
+                return .needsDestination
+            }
+            return .idle
         }
     }
 
@@ -503,37 +563,12 @@ final class ScreenStreamState {
         targetNode.map { "\($0.id) '\($0.name)'" } ?? options.target.description
     }
 
-    func skipPending() {
-        withLock {
-            if let pending, let stream { pw_stream_queue_buffer(stream, pending) }
-            pending = nil
-        }
-    }
-
-    func copyPending(into destination: UnsafeMutableRawBufferPointer, maxWidth: Int, maxHeight: Int)
-        -> CopiedScreenFrame?
-    {
-        withLock {
-            guard let buffer = pending, let stream, let format else { return nil }
-            pending = nil
-            defer { pw_stream_queue_buffer(stream, buffer) }
-            guard let spaBuffer = buffer.pointee.buffer else { return nil }
-            let frame = ScreenFrameCopier.copy(spaBuffer, format: format, into: destination, maxWidth: maxWidth,
-                                               maxHeight: maxHeight, ptsNs: pendingPtsNs,
-                                               cursor: options.drawCursor ? cursor : nil)
-            changedSinceCopy = false
-            formatChangedSinceCopy = false
-            return frame
-        }
-    }
-
     func close() {
         guard let loop = threadLoop, !closed else { return }
         closed = true
         pw_thread_loop_lock(loop)
         if let stream {
-            if let pending { pw_stream_queue_buffer(stream, pending) }
-            pending = nil
+            target = nil
             pw_stream_destroy(stream)
             self.stream = nil
         }

@@ -129,8 +129,12 @@ public enum PipeWireScreenError: Error, Equatable, CustomStringConvertible {
 
 /// What happened while waiting for the producer.
 public enum ScreenStreamEvent: Sendable, Equatable {
-    /// A new picture is ready to copy.
+    /// A new picture was copied into the offered destination (`takeFrame`).
     case frameReady
+    /// A picture arrived whose damage metadata says nothing changed (`takeUnchanged`).
+    case unchanged
+    /// A picture arrived but no destination was on offer: offer one (a free slot) for the next.
+    case needsDestination
     /// Nothing new within the timeout.
     case idle
     /// The producer node went away (its application stopped, the shared window closed).

@@ -102,16 +102,27 @@ enum PipeWireCaptureLoop {
                 + "\(askedSize.height) are cropped unless the producer scales them")
         }
         var fps = request.fps ?? Int(endpoint.welcome.fps)
-        var copyTimes = GrabTimes()
-        defer { if request.reportsStats { CaptureLoop.note(copyTimes.summary(endpoint) + " corrupted=\(stream.corruptedFramesDropped)") } }
+        defer {
+            stream.withdrawDestination()
+            if request.reportsStats {
+                CaptureLoop.note("stats frames=\(endpoint.framesPublished) dropped=\(stream.framesWithoutDestination) "
+                    + "corrupted=\(stream.corruptedFramesDropped) unchanged_buffers=\(stream.unchangedBuffers)")
+            }
+        }
         var lastLayout: (PixelFormat, Int, Int)?
         var lastSentNs: UInt64 = 0
+        // The slot on offer to the stream: PipeWire's thread copies each new picture into it.
+        var offeredSlot: WritableSlot?
         do {
             try endpoint.start(sourceInfo: sourceInfo)
             while true {
                 if stopRequested.load(ordering: .relaxed) {
                     endpoint.finish(.user, text: "livepush-capture was interrupted")
                     return .finished(.success)
+                }
+                if offeredSlot == nil, let slot = try endpoint.acquireSlot() {
+                    offeredSlot = slot
+                    stream.offerDestination(slot.bytes, maxWidth: maxWidth, maxHeight: maxHeight)
                 }
                 let event = stream.wait(timeoutMs: 50)
                 for pusherRequest in try endpoint.poll(timeoutMs: 0) {
@@ -125,8 +136,8 @@ enum PipeWireCaptureLoop {
                     }
                 }
                 switch event {
-                case .idle:
-                    continue
+                case .idle, .needsDestination:
+                    continue  // a slot is asked for at the top of the loop
                 case .sourceClosed(let text):
                     endpoint.finish(.sourceClosed, text: text)
                     CaptureLoop.note(text)
@@ -134,23 +145,23 @@ enum PipeWireCaptureLoop {
                 case .sourceLost(let text):
                     endpoint.finish(.sourceLost, text: text)
                     return .finished(CaptureLoop.fail(text))
-                case .frameReady:
+                case .frameReady, .unchanged:
                     break
                 }
-                // At most the pusher's rate: a faster producer's extra frames are replaced by newer ones.
+                // At most the pusher's rate: meanwhile a newer picture may replace the one copied.
                 let intervalNs = UInt64(1_000_000_000 / max(1, fps))
-                if lastSentNs != 0 && MonotonicClock.nowNs() < lastSentNs + intervalNs - intervalNs / 10 {
-                    _ = MonotonicClock.sleep(untilNs: lastSentNs + intervalNs - intervalNs / 10) {
-                        stopRequested.load(ordering: .relaxed)
+                let earliestNs = lastSentNs + intervalNs - intervalNs / 10
+                if lastSentNs != 0 && MonotonicClock.nowNs() < earliestNs {
+                    _ = MonotonicClock.sleep(untilNs: earliestNs) { stopRequested.load(ordering: .relaxed) }
+                }
+                guard let frame = stream.takeFrame(), let slot = offeredSlot else {
+                    if stream.takeUnchanged() && lastLayout != nil {
+                        try endpoint.publishUnchanged()
+                        lastSentNs = MonotonicClock.nowNs()
                     }
                     continue
                 }
-                if lastLayout != nil && !stream.newestFrameChanged {
-                    stream.skipNewestFrame()
-                    try endpoint.publishUnchanged()
-                    lastSentNs = MonotonicClock.nowNs()
-                    continue
-                }
+                offeredSlot = nil
                 let current = stream.format
                 if (current.width > maxWidth && maxWidth >= askedSize.width)
                     || (current.height > maxHeight && maxHeight >= askedSize.height)
@@ -160,20 +171,12 @@ enum PipeWireCaptureLoop {
                     CaptureLoop.note("the producer's frames grew to \(current.width)x\(current.height); reconnecting")
                     return .restart
                 }
-                guard let format = PixelFormat(current.format), accepted.contains(format) else {
-                    let text = "the pusher does not accept \(current.format.rawValue), which PipeWire node "
+                guard let format = PixelFormat(frame.format), accepted.contains(format) else {
+                    let text = "the pusher does not accept \(frame.format.rawValue), which PipeWire node "
                         + "\(stream.node.id) now sends"
                     endpoint.finish(.error, text: text)
                     return .finished(CaptureLoop.fail(text))
                 }
-                guard let slot = try endpoint.acquireSlot() else {
-                    stream.skipNewestFrame()  // dropped: the pusher holds every slot
-                    continue
-                }
-                let startNs = MonotonicClock.nowNs()
-                guard let frame = stream.copyNewestFrame(into: slot.bytes, maxWidth: maxWidth, maxHeight: maxHeight)
-                else { continue }
-                copyTimes.record(MonotonicClock.nowNs() - startNs)
                 var flags: FrameFlags = frame.cursorDrawn ? [.cursor] : []
                 if lastLayout == nil || lastLayout! != (format, frame.width, frame.height) {
                     flags.insert(.formatChanged)
