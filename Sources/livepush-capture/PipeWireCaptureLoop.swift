@@ -65,10 +65,11 @@ enum PipeWireCaptureLoop {
             sourceInfo = "{\"source\":\"pipewire\",\"node\":\(stream.node.id),\"window\":\(jsonString(stream.node.name))}"
         }
         CaptureLoop.note("capturing PipeWire node \(stream.node.id) '\(stream.node.name)': \(stream.format)")
+        var restarting = false
         while true {
-            switch runSession(request, stream: stream, sourceInfo: sourceInfo) {
+            switch runSession(request, stream: stream, sourceInfo: sourceInfo, restarting: restarting) {
             case .finished(let code): return code
-            case .restart: continue
+            case .restart: restarting = true
             }
         }
     }
@@ -78,8 +79,24 @@ enum PipeWireCaptureLoop {
         case restart
     }
 
-    private static func runSession(_ request: CaptureRequest, stream: PipeWireScreenStream, sourceInfo: String)
-        -> SessionEnd
+    /// Connects; right after a FINISH {RESTARTING} the pusher may still be closing the old
+    /// session and answer BUSY, so that is retried for up to `peerTimeoutMs`.
+    private static func connect(_ configuration: HelperEndpointConfiguration, restarting: Bool)
+        throws(HelperLinkError) -> HelperEndpoint
+    {
+        let deadlineNs = MonotonicClock.nowNs() + UInt64(CaptureLinkProtocol.peerTimeoutMs) * 1_000_000
+        while true {
+            do {
+                return try HelperEndpoint(configuration: configuration)
+            } catch .rejected(let code, let text) where restarting && code == ErrorCode.busy.rawValue {
+                if MonotonicClock.nowNs() > deadlineNs { throw .rejected(code: code, text: text) }
+                _ = MonotonicClock.sleep(untilNs: MonotonicClock.nowNs() + 100_000_000)
+            }
+        }
+    }
+
+    private static func runSession(_ request: CaptureRequest, stream: PipeWireScreenStream, sourceInfo: String,
+                                   restarting: Bool) -> SessionEnd
     {
         let askedSize = stream.format
         var configuration = HelperEndpointConfiguration(
@@ -89,7 +106,7 @@ enum PipeWireCaptureLoop {
         configuration.connectRetryMs = request.connectTimeoutMs
         let endpoint: HelperEndpoint
         do {
-            endpoint = try HelperEndpoint(configuration: configuration)
+            endpoint = try connect(configuration, restarting: restarting)
         } catch {
             return .finished(CaptureLoop.fail(error.description))
         }

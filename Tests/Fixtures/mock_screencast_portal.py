@@ -169,6 +169,9 @@ def main():
     options = parser.parse_args()
     options.size = tuple(int(v) for v in options.size.split("x"))
 
+    # The test runner may start us with signals blocked or ignored; SIGTERM/SIGINT must end us.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
     name = dbus.service.BusName(BUS_NAME, bus, do_not_queue=True)

@@ -111,6 +111,9 @@ public final class RunningCommand: @unchecked Sendable {
     /// What the command has printed to standard output so far.
     public var outputSoFar: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
 
+    /// What the command has printed to standard error so far.
+    public var errorSoFar: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
+
     /// Waits until the command's standard output has a line starting with `prefix`; returns that line.
     public func waitForLine(startingWith prefix: String, timeoutSeconds: Double = 10) -> String? {
         let deadline = Date().addingTimeInterval(timeoutSeconds)

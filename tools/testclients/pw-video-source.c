@@ -280,6 +280,13 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
     }
 }
 
+static void on_add_buffer(void *data, struct pw_buffer *b) {
+    struct state *s = data;
+    (void)b;
+    s->cursor_shape_sent = 0;  /* a new consumer's buffers: send the pointer's shape again */
+    s->generation++;           /* and a full picture, damaged */
+}
+
 static void on_remove_buffer(void *data, struct pw_buffer *b) {
     struct state *s = data;
     for (int i = 0; i < MAX_BUFFERS; i++) if (s->buffers[i] == b) s->buffers[i] = NULL;
@@ -289,6 +296,7 @@ static const struct pw_stream_events stream_events = {
     PW_VERSION_STREAM_EVENTS,
     .state_changed = on_state_changed,
     .param_changed = on_param_changed,
+    .add_buffer = on_add_buffer,
     .remove_buffer = on_remove_buffer,
 };
 
