@@ -45,6 +45,9 @@ bench: build
 	$(RELEASE_BIN)/livepush-bench capture --runs 3
 	cc -std=c11 -O2 tools/testclients/x11-paint.c -o .build/x11-paint -lxcb
 	$(RELEASE_BIN)/livepush-bench record --runs 3 --painter .build/x11-paint
+	# PipeWire screen capture against GStreamer's pipewiresrc, on a private PipeWire (docs/benchmarks.md).
+	cc -std=c11 -O2 tools/testclients/pw-video-source.c -o .build/pw-video-source $$(pkg-config --cflags --libs libpipewire-0.3)
+	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench pipewire --runs 3 --producer .build/pw-video-source
 
 clean:
 	rm -rf .build

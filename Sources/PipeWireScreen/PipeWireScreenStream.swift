@@ -46,6 +46,15 @@ public final class PipeWireScreenStream {
     /// Frames the producer marked corrupted (SPA_CHUNK_FLAG_CORRUPTED), which were dropped.
     public var corruptedFramesDropped: Int { state.withLock { state.corruptedDropped } }
 
+    /// The time one copy into the offered memory took (cursor blending included), in ms, at
+    /// percentile `fraction` (0.5 for the median) of the last 4096 copies; 0 before any.
+    public func copyMs(percentile fraction: Double) -> Double {
+        let sorted = state.withLock { Array(state.copyDurationsNs.prefix(min(state.copies, state.copyDurationsNs.count))) }
+            .sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]) / 1e6
+    }
+
     /// Buffers whose damage metadata said nothing changed.
     public var unchangedBuffers: Int { state.withLock { state.unchangedBuffers } }
 
@@ -174,6 +183,8 @@ final class ScreenStreamState {
     var missedChange = false
     var producerSendsDamage = false
     var droppedWithoutTarget = 0
+    var copyDurationsNs = [UInt64](repeating: 0, count: 4096)
+    var copies = 0
     var corruptedDropped = 0
     var unchangedBuffers = 0
     var cursor = CursorState()
@@ -479,10 +490,12 @@ final class ScreenStreamState {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let ptsNs = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-        if let frame = ScreenFrameCopier.copy(spaBuffer, format: format, into: destination, maxWidth: maxWidth,
-                                              maxHeight: maxHeight, ptsNs: ptsNs,
-                                              cursor: options.drawCursor ? cursor : nil)
-        {
+        let frame = ScreenFrameCopier.copy(spaBuffer, format: format, into: destination, maxWidth: maxWidth,
+                                           maxHeight: maxHeight, ptsNs: ptsNs, cursor: options.drawCursor ? cursor : nil)
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        copyDurationsNs[copies % copyDurationsNs.count] = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) - ptsNs
+        copies += 1
+        if let frame {
             debugLog("copied \(frame.width)x\(frame.height) cursor=\(frame.cursorDrawn)")
             filled = frame
             copiedAny = true

@@ -6,6 +6,7 @@ let usage = """
     Usage: livepush-bench link [--seconds N] [--runs N] [--sizes WxH,...] [--modes 60fps,max]
            livepush-bench capture [--seconds N] [--runs N] [--sizes WxH,...] [--fps N]
            livepush-bench record --painter PATH [--seconds N] [--runs N]
+           livepush-bench pipewire --producer PATH [--seconds N] [--runs N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -25,6 +26,12 @@ let usage = """
       e2e record 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n>
       ffmpeg record 1080p30 cpu_pct=<n> rss_mib=<n>
       ratio cpu=<ours/ffmpeg>
+
+    pipewire: a 1920x1080 BGRx 30 fps PipeWire producer (tools/testclients/pw-video-source.c, run it
+    under tools/testenv) consumed by livepush-capture --source pipewire, then by GStreamer's
+    pipewiresrc ! videoconvert ! fakesink:
+      capture pipewire 1920x1080 fps=<n> copy_ms_p50=<n> helper_cpu_pct=<n>
+      gst pipewiresrc 1920x1080 cpu_pct=<n>
     """
 
 switch arguments.first {
@@ -34,6 +41,8 @@ case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
 case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
+case "pipewire":
+    PipeWireBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":
     WakeFloor.send(Array(arguments.dropFirst()))
 case "link-helper":
