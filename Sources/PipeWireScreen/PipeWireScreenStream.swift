@@ -158,7 +158,10 @@ final class ScreenStreamState {
     private var streamEvents = pw_stream_events()
     private var retainedSelf: Unmanaged<ScreenStreamState>?
     private var closed = false
-    private var formatOffer = [UInt8](repeating: 0, count: 1024)
+    /// Room for the EnumFormat pod: pods point into it until PipeWire has copied them.
+    private let formatOffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1024)
+    /// Room for the Buffers and Meta pods of `paramChanged`.
+    private let bufferParams = UnsafeMutablePointer<UInt8>.allocate(capacity: 4 * 256)
 
     // Discovery
     var videoNodes: [PipeWireVideoNode] = []
@@ -353,11 +356,9 @@ final class ScreenStreamState {
     private func buildFormatOffer(maxWidth: Int, maxHeight: Int) -> UnsafePointer<spa_pod>? {
         let formats = formatTable.map { $0.1.rawValue }
         let width = UInt32(max(1, min(maxWidth, 16384))), height = UInt32(max(1, min(maxHeight, 16384)))
-        return formatOffer.withUnsafeMutableBufferPointer { buffer in
-            formats.withUnsafeBufferPointer { list in
-                CPipeWire_video_build_enum_format(buffer.baseAddress, UInt32(buffer.count), list.baseAddress,
-                                                  UInt32(list.count), min(width, 1920), min(height, 1080), width, height)
-            }
+        return formats.withUnsafeBufferPointer { list in
+            CPipeWire_video_build_enum_format(formatOffer, 1024, list.baseAddress, UInt32(list.count),
+                                              min(width, 1920), min(height, 1080), width, height)
         }
     }
 
@@ -427,31 +428,23 @@ final class ScreenStreamState {
         producerSendsDamage = false
 
         // Buffers we can map, and the metadata we use: header, damage, cursor (if drawn).
-        var storage = [[UInt8]](repeating: [UInt8](repeating: 0, count: 256), count: 4)
-        var params: [UnsafePointer<spa_pod>?] = []
-        storage[0].withUnsafeMutableBufferPointer { params.append(CPipeWire_video_build_buffers($0.baseAddress, 256)) }
-        storage[1].withUnsafeMutableBufferPointer {
-            params.append(CPipeWire_video_build_meta($0.baseAddress, 256, SPA_META_Header.rawValue,
-                                                     UInt32(MemoryLayout<spa_meta_header>.size)))
-        }
+        // The consumer's Meta sizes are ranges: a fixed size must match the producer's exactly.
         let regionBytes = UInt32(MemoryLayout<spa_meta_region>.size)
-        storage[2].withUnsafeMutableBufferPointer {
-            params.append(CPipeWire_video_build_meta_range($0.baseAddress, 256, SPA_META_VideoDamage.rawValue,
-                                                           regionBytes * 16, regionBytes, regionBytes * 16))
-        }
+        var params: [UnsafePointer<spa_pod>?] = [
+            CPipeWire_video_build_buffers(bufferParams, 256),
+            CPipeWire_video_build_meta(bufferParams + 256, 256, SPA_META_Header.rawValue,
+                                       UInt32(MemoryLayout<spa_meta_header>.size)),
+            CPipeWire_video_build_meta_range(bufferParams + 512, 256, SPA_META_VideoDamage.rawValue,
+                                             regionBytes * 16, regionBytes, regionBytes * 16),
+        ]
         if options.drawCursor {
-            storage[3].withUnsafeMutableBufferPointer {
-                params.append(CPipeWire_video_build_meta_range(
-                    $0.baseAddress, 256, SPA_META_Cursor.rawValue, CPipeWire_video_cursor_meta_size(64, 64),
-                    CPipeWire_video_cursor_meta_size(1, 1),
-                    CPipeWire_video_cursor_meta_size(cursorMetaMaxSide, cursorMetaMaxSide)))
-            }
+            params.append(CPipeWire_video_build_meta_range(
+                bufferParams + 768, 256, SPA_META_Cursor.rawValue, CPipeWire_video_cursor_meta_size(64, 64),
+                CPipeWire_video_cursor_meta_size(1, 1),
+                CPipeWire_video_cursor_meta_size(cursorMetaMaxSide, cursorMetaMaxSide)))
         }
-        // The pods live in `storage` until update_params has copied them.
-        let compact = params.compactMap { $0 }
-        var list: [UnsafePointer<spa_pod>?] = compact
+        var list = params.filter { $0 != nil }
         _ = pw_stream_update_params(stream, &list, UInt32(list.count))
-        withExtendedLifetime(storage) {}
         wake()
     }
 
@@ -601,6 +594,8 @@ final class ScreenStreamState {
         context = nil
         pw_thread_loop_destroy(loop)
         threadLoop = nil
+        formatOffer.deallocate()
+        bufferParams.deallocate()
         retainedSelf?.release()
         retainedSelf = nil
     }
