@@ -329,13 +329,11 @@ final class ScreenStreamState {
         streamEvents.process = screenStreamProcess
         pw_stream_add_listener(stream, &streamListener, &streamEvents, retainedSelf!.toOpaque())
 
-        guard let offer = buildFormatOffer(maxWidth: options.maxWidth, maxHeight: options.maxHeight) else {
-            throw .cannotCreate("format offer")
-        }
-        var params: [UnsafePointer<spa_pod>?] = [offer]
+        var params = buildFormatOffer(maxWidth: options.maxWidth, maxHeight: options.maxHeight)
+        guard !params.isEmpty else { throw .cannotCreate("format offer") }
         let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
             | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
-        let result = pw_stream_connect(stream, SPA_DIRECTION_INPUT, node.id, flags, &params, 1)
+        let result = pw_stream_connect(stream, SPA_DIRECTION_INPUT, node.id, flags, &params, UInt32(params.count))
         guard result >= 0 else { throw .streamFailed("pw_stream_connect: \(String(cString: strerror(-result)))") }
 
         let negotiated = waitLocked(timeoutMs: options.timeoutMs) {
@@ -352,21 +350,28 @@ final class ScreenStreamState {
         throw .negotiationFailed(target: "node \(node.id) '\(node.name)'", offered: offered, detail: detail)
     }
 
-    /// The EnumFormat pod: the six formats, sizes up to the limit. Call under the lock.
-    private func buildFormatOffer(maxWidth: Int, maxHeight: Int) -> UnsafePointer<spa_pod>? {
+    /// The EnumFormat pods: the six formats at sizes up to the limit, and (when the limit is below
+    /// the largest size) the same at any size, second, so that a producer that cannot scale still
+    /// negotiates (its frames are then cropped). Call under the lock.
+    private func buildFormatOffer(maxWidth: Int, maxHeight: Int) -> [UnsafePointer<spa_pod>?] {
         let formats = formatTable.map { $0.1.rawValue }
-        let width = UInt32(max(1, min(maxWidth, 16384))), height = UInt32(max(1, min(maxHeight, 16384)))
+        let largest: UInt32 = 16384
+        let width = UInt32(max(1, min(maxWidth, Int(largest)))), height = UInt32(max(1, min(maxHeight, Int(largest))))
+        var sizes = [(width, height)]
+        if width < largest || height < largest { sizes.append((largest, largest)) }
         return formats.withUnsafeBufferPointer { list in
-            CPipeWire_video_build_enum_format(formatOffer, 1024, list.baseAddress, UInt32(list.count),
-                                              min(width, 1920), min(height, 1080), width, height)
+            sizes.enumerated().compactMap { index, size in
+                CPipeWire_video_build_enum_format(formatOffer + index * 512, 512, list.baseAddress, UInt32(list.count),
+                                                  min(width, 1920), min(height, 1080), size.0, size.1)
+            }
         }
     }
 
     func updateFormatOffer(maxWidth: Int, maxHeight: Int) {
         withLock {
-            guard let stream, let offer = buildFormatOffer(maxWidth: maxWidth, maxHeight: maxHeight) else { return }
-            var params: [UnsafePointer<spa_pod>?] = [offer]
-            _ = pw_stream_update_params(stream, &params, 1)
+            guard let stream else { return }
+            var params = buildFormatOffer(maxWidth: maxWidth, maxHeight: maxHeight)
+            _ = pw_stream_update_params(stream, &params, UInt32(params.count))
         }
     }
 

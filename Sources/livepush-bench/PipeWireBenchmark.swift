@@ -38,10 +38,10 @@ enum PipeWireBenchmark {
             func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
             var ours: [(fps: Double, copyMs: Double, cpu: Double)] = []
             var gst: [Double] = []
-            for _ in 0..<runs {
-                ours.append(try measureHelper(target: name, seconds: seconds))
-                gst.append(try measureGStreamer(target: name, seconds: seconds))
-            }
+            // Ours first: once a GStreamer consumer has been linked, this producer skips about a
+            // quarter of its ticks for every later consumer (no free buffer; docs/benchmarks.md).
+            for _ in 0..<runs { ours.append(try measureHelper(target: name, seconds: seconds)) }
+            for _ in 0..<runs { gst.append(try measureGStreamer(target: name, seconds: seconds)) }
             print(String(format: "capture pipewire %@ fps=%.1f copy_ms_p50=%.2f helper_cpu_pct=%.1f", size,
                          median(ours.map(\.fps)), median(ours.map(\.copyMs)), median(ours.map(\.cpu))))
             print(String(format: "gst pipewiresrc %@ cpu_pct=%.1f", size, median(gst)))
@@ -120,6 +120,9 @@ enum PipeWireBenchmark {
         helper.waitUntilExit()
         var after = rusage()
         getrusage(RUSAGE_CHILDREN.rawValue, &after)
+        if ProcessInfo.processInfo.environment["LIVEPUSH_BENCH_VERBOSE"] != nil {
+            FileHandle.standardError.write(Data(("helper: " + stderr).utf8))
+        }
         let fields = KeyValueFields.parse(stderr)
         guard let copyMs = fields["copy_ms_p50"] else {
             throw Failure(description: "livepush-capture printed no stats: \(stderr)")

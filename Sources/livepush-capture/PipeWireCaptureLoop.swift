@@ -147,6 +147,11 @@ enum PipeWireCaptureLoop {
                     switch pusherRequest {
                     case .config(let config):
                         fps = request.fps ?? Int(min(240, max(1, config.fps)))
+                        // CONFIG's size is advice: ask the producer to scale down; never crop for it.
+                        let current = stream.format
+                        if Int(config.maxWidth) < current.width || Int(config.maxHeight) < current.height {
+                            stream.requestMaximumSize(width: Int(config.maxWidth), height: Int(config.maxHeight))
+                        }
                     case .stop(_, let text):
                         endpoint.finish(.user, text: "stopped by the pusher")
                         CaptureLoop.note("the pusher asked to stop (\(text))")

@@ -36,10 +36,14 @@ final class PipeWireHelperSession {
     let endpoint: PusherEndpoint
     let helper: RunningCommand
 
-    init(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws {
+    init(_ arguments: [String], extraEnvironment: [String: String] = [:], maxSize: (UInt32, UInt32)? = nil) throws {
         let runtime = privateRuntimeDirectory()
         var configuration = PusherEndpointConfiguration(group: "pw")
         configuration.runtimeDirectory = runtime
+        if let (width, height) = maxSize {
+            configuration.maxWidth = width
+            configuration.maxHeight = height
+        }
         configuration.fps = 30
         let recorder = self.recorder
         endpoint = try PusherEndpoint(configuration: configuration) { recorder.record($0) }
@@ -185,6 +189,25 @@ struct PipeWireCaptureTests {
         let larger = try #require(session.picture(timeoutSeconds: 8) { $0.width == 640 }, "\(session.helper.errorSoFar) \(session.recorder.all)")
         #expect(larger.info.height == 480 && larger.rgb(639, 479) == [255, 0, 0])
         #expect(session.stop().exitCode == 0)
+    }
+
+    @Test func framesLargerThanThePushersLimitAreCroppedNotRestarted() throws {
+        let source = try PipeWireVideoSource(["--size", "320x240", "--bars"])
+        defer { source.stop() }
+        let session = try PipeWireHelperSession(["--source", "pipewire", "--target", source.name, "--no-cursor"],
+                                                maxSize: (160, 120))
+        let first = try #require(session.picture(), "no frame: \(session.helper.errorSoFar)")
+        #expect(first.info.width == 160 && first.info.height == 120)
+        // The top-left quarter: the first four 40-pixel bars (white, yellow, cyan, green).
+        #expect(first.rgb(20, 60) == [255, 255, 255] && first.rgb(60, 60) == [255, 255, 0])
+        #expect(first.rgb(100, 60) == [0, 255, 255] && first.rgb(140, 119) == [0, 255, 0])
+        // The producer cannot scale: the stream survives the new offer and frames keep coming, cropped.
+        let later = try #require(session.picture(after: first.info.sequence + 10, timeoutSeconds: 5))
+        #expect(later.info.width == 160 && later.rgb(140, 60) == [0, 255, 0])
+        #expect(!session.recorder.all.contains { $0.finished != nil }, "no FINISH {RESTARTING} for the pusher's limit")
+        let result = session.stop()
+        #expect(result.exitCode == 0)
+        #expect(result.standardError.contains("the pusher takes at most 160x120; frames of 320x240 are cropped"))
     }
 
     @Test func producerStoppingFinishesWithSourceClosed() throws {

@@ -53,6 +53,7 @@ struct state {
     uint32_t corrupt_left;
     uint64_t generation;       /* bumped whenever the picture changes */
     uint64_t frame;
+    uint64_t skipped;          /* timer ticks with no free buffer */
     struct pw_buffer *buffers[MAX_BUFFERS];
     uint64_t filled_generation[MAX_BUFFERS];
     int negotiated, announced_node;
@@ -142,7 +143,10 @@ static void on_timeout(void *data, uint64_t expirations) {
     (void)expirations;
     if (!s->negotiated) return;
     struct pw_buffer *b = pw_stream_dequeue_buffer(s->stream);
-    if (b == NULL) return;  /* the consumer holds every buffer: skip this frame */
+    if (b == NULL) {  /* the consumer holds every buffer: skip this frame, and say so on exit */
+        s->skipped++;
+        return;
+    }
     struct spa_buffer *buf = b->buffer;
     int index = buffer_index(s, b);
     uint32_t corrupt = s->corrupt_left > 0;
@@ -236,7 +240,7 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
     const struct spa_pod *params[4];
     params[0] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
-        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 2, MAX_BUFFERS),
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(8, 2, MAX_BUFFERS),
         SPA_PARAM_BUFFERS_blocks, SPA_POD_Int(1),
         SPA_PARAM_BUFFERS_size, SPA_POD_Int(size),
         SPA_PARAM_BUFFERS_stride, SPA_POD_Int(stride),
@@ -440,6 +444,8 @@ int main(int argc, char *argv[]) {
         return 1;
     }
     pw_main_loop_run(s.loop);
+    fprintf(stderr, "pw-video-source: %llu frames sent, %llu ticks skipped (no free buffer)\n",
+            (unsigned long long)s.frame, (unsigned long long)s.skipped);
     pw_stream_destroy(s.stream);
     pw_main_loop_destroy(s.loop);
     pw_deinit();
