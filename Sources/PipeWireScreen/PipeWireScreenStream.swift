@@ -557,6 +557,13 @@ final class ScreenStreamState {
                 filled != nil || unchangedSeen || wantsDestination || targetRemoved || daemonError != nil
                     || streamError != nil
             }
+            if streamError != nil && !targetRemoved && daemonError == nil, let core {
+                // The stream may learn of its node's end before the registry does: a round trip
+                // to the daemon brings any pending global_remove first.
+                synced = false
+                syncSequence = CPipeWire_pw_core_sync(core, 0)
+                _ = waitLocked(timeoutMs: 1000) { synced || targetRemoved || daemonError != nil }
+            }
             if targetRemoved { return .sourceClosed("the PipeWire node \(targetDescription) went away") }
             if let daemonError { return .sourceLost("PipeWire went away: \(daemonError)") }
             if let streamError { return .sourceLost("the PipeWire stream failed: \(streamError)") }
