@@ -55,6 +55,10 @@ soak: build
 	tools/testenv run -- $(RELEASE_BIN)/livepush-bench soak --hostile Tests/Fixtures/hostile_helper.py \
 	    --painter .build/x11-paint --kills 50 --hangs 5 --garbage 5 --nginx-restarts 10
 
+	# PipeWire screen capture against GStreamer's pipewiresrc, on a private PipeWire (docs/benchmarks.md).
+	cc -std=c11 -O2 tools/testclients/pw-video-source.c -o .build/pw-video-source $$(pkg-config --cflags --libs libpipewire-0.3)
+	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench pipewire --runs 3 --producer .build/pw-video-source
+
 clean:
 	rm -rf .build
 

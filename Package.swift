@@ -29,6 +29,10 @@ let package = Package(
         .systemLibrary(
             name: "CYUV",
             providers: [.apt(["libyuv-dev"])]),
+        // PipeWire screen capture: the ScreenCast portal client speaks D-Bus through libdbus.
+        .systemLibrary(
+            name: "CDBus", pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: Linux calls that Swift's Glibc module does not expose.
 
@@ -45,6 +49,8 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
+        // PipeWire screen capture: a video pw_stream, the ScreenCast portal (issue 9).
+        .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus"]),
         .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "AudioCapture"]),
 
         // MARK: Executables.
@@ -55,10 +61,10 @@ let package = Package(
                            "AudioCapture"]),
         .executableTarget(
             name: "livepush-capture",
-            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture"]),
+            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture", "PipeWireScreen"]),
         .executableTarget(
             name: "livepush-bench",
-            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media"]),
+            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 

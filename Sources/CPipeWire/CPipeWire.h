@@ -34,6 +34,18 @@ static inline uint32_t CPipeWire_PW_ID_CORE(void) { return PW_ID_CORE; }
 static inline struct pw_registry *CPipeWire_pw_core_get_registry(struct pw_core *core) {
     return pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
 }
+// MARK: video (PipeWireScreen)
+//
+// Screen capture from a PipeWire video node (module PipeWireScreen). The SPA pod builder is a
+// set of variadic macros, so the pods the video stream needs are built here; the macros of the
+// registry and node proxies get wrappers like the core's above.
+#include <spa/param/video/format-utils.h>
+#include <spa/param/video/type-info.h>
+#include <spa/param/buffers.h>
+#include <spa/param/param.h>
+#include <spa/buffer/meta.h>
+#include <spa/pod/builder.h>
+#include <spa/debug/types.h>
 
 static inline int CPipeWire_pw_registry_add_listener(struct pw_registry *registry, struct spa_hook *listener,
                                                      const struct pw_registry_events *events, void *data) {
@@ -117,4 +129,127 @@ static inline void CPipeWire_pw_loop_destroy_source(struct pw_loop *loop, struct
     pw_loop_destroy_source(loop, source);
 }
 // MARK: end of AudioCapture
+
+// MARK: video (PipeWireScreen), continued: node proxies, video pods (the registry wrappers above serve both).
+static inline struct pw_node *CPipeWire_pw_registry_bind_node(struct pw_registry *registry, uint32_t id) {
+    return (struct pw_node *)pw_registry_bind(registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+}
+
+static inline int CPipeWire_pw_node_add_listener(struct pw_node *node, struct spa_hook *listener,
+                                                 const struct pw_node_events *events, void *data) {
+    return pw_node_add_listener(node, listener, events, data);
+}
+
+/// Asks the node for its EnumFormat params; they arrive as `param` events.
+static inline int CPipeWire_pw_node_enum_formats(struct pw_node *node, int seq) {
+    return pw_node_enum_params(node, seq, SPA_PARAM_EnumFormat, 0, UINT32_MAX, NULL);
+}
+
+/// Builds the EnumFormat pod a video consumer offers: raw video in one of `formats` (SPA video
+/// format ids, the first preferred), any size from 1x1 to max_width x max_height, any frame rate.
+/// Returns NULL when `buffer` is too small.
+static inline const struct spa_pod *CPipeWire_video_build_enum_format(
+    uint8_t *buffer, uint32_t buffer_size, const uint32_t *formats, uint32_t format_count,
+    uint32_t default_width, uint32_t default_height, uint32_t max_width, uint32_t max_height) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, buffer_size);
+    struct spa_pod_frame f[2];
+    struct spa_rectangle def_size = SPA_RECTANGLE(default_width, default_height);
+    struct spa_rectangle min_size = SPA_RECTANGLE(1, 1);
+    struct spa_rectangle max_size = SPA_RECTANGLE(max_width, max_height);
+    struct spa_fraction def_rate = SPA_FRACTION(30, 1);
+    struct spa_fraction min_rate = SPA_FRACTION(0, 1);
+    struct spa_fraction max_rate = SPA_FRACTION(1000, 1);
+    spa_pod_builder_push_object(&b, &f[0], SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+    spa_pod_builder_add(&b, SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video), 0);
+    spa_pod_builder_add(&b, SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw), 0);
+    spa_pod_builder_prop(&b, SPA_FORMAT_VIDEO_format, 0);
+    spa_pod_builder_push_choice(&b, &f[1], SPA_CHOICE_Enum, 0);
+    spa_pod_builder_id(&b, formats[0]);  // the default
+    for (uint32_t i = 0; i < format_count; i++) spa_pod_builder_id(&b, formats[i]);
+    spa_pod_builder_pop(&b, &f[1]);
+    spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&def_size, &min_size, &max_size), 0);
+    spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_framerate,
+                        SPA_POD_CHOICE_RANGE_Fraction(&def_rate, &min_rate, &max_rate), 0);
+    const struct spa_pod *pod = (const struct spa_pod *)spa_pod_builder_pop(&b, &f[0]);
+    return b.state.offset > buffer_size ? NULL : pod;
+}
+
+/// The Buffers param: mappable memory only (MemPtr or MemFd; no DMA-BUF), 2 to 16 buffers.
+static inline const struct spa_pod *CPipeWire_video_build_buffers(uint8_t *buffer, uint32_t buffer_size) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, buffer_size);
+    const struct spa_pod *pod = (const struct spa_pod *)spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers,
+        SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(4, 2, 16),
+        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemPtr) | (1 << SPA_DATA_MemFd)));
+    return b.state.offset > buffer_size ? NULL : pod;
+}
+
+/// A Meta param asking for `type` with a fixed size.
+static inline const struct spa_pod *CPipeWire_video_build_meta(uint8_t *buffer, uint32_t buffer_size, uint32_t type,
+                                                               uint32_t size) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, buffer_size);
+    const struct spa_pod *pod = (const struct spa_pod *)spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(type),
+        SPA_PARAM_META_size, SPA_POD_Int(size));
+    return b.state.offset > buffer_size ? NULL : pod;
+}
+
+/// A Meta param asking for `type` with a size between `min_size` and `max_size`.
+static inline const struct spa_pod *CPipeWire_video_build_meta_range(uint8_t *buffer, uint32_t buffer_size,
+                                                                     uint32_t type, uint32_t default_size,
+                                                                     uint32_t min_size, uint32_t max_size) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, buffer_size);
+    const struct spa_pod *pod = (const struct spa_pod *)spa_pod_builder_add_object(&b,
+        SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
+        SPA_PARAM_META_type, SPA_POD_Id(type),
+        SPA_PARAM_META_size, SPA_POD_CHOICE_RANGE_Int(default_size, min_size, max_size));
+    return b.state.offset > buffer_size ? NULL : pod;
+}
+
+/// Bytes of a cursor meta with room for a `width` x `height` 32-bit bitmap.
+static inline uint32_t CPipeWire_video_cursor_meta_size(uint32_t width, uint32_t height) {
+    return (uint32_t)(sizeof(struct spa_meta_cursor) + sizeof(struct spa_meta_bitmap) + width * height * 4);
+}
+
+/// Parses a Format param into raw video info; returns 0, or -1 when it is not raw video.
+static inline int CPipeWire_video_parse_format(const struct spa_pod *param, struct spa_video_info_raw *info) {
+    uint32_t media_type = 0, media_subtype = 0;
+    if (param == NULL || spa_format_parse(param, &media_type, &media_subtype) < 0) return -1;
+    if (media_type != SPA_MEDIA_TYPE_video || media_subtype != SPA_MEDIA_SUBTYPE_raw) return -1;
+    spa_zero(*info);
+    return spa_format_video_raw_parse(param, info) < 0 ? -1 : 0;
+}
+
+/// The video formats an EnumFormat param offers (a single value or every value of a choice),
+/// up to `max_count`; also says whether the param is raw video (1) or another subtype (0).
+static inline int CPipeWire_video_offered_formats(const struct spa_pod *param, uint32_t *out, int max_count,
+                                                  uint32_t *media_subtype) {
+    uint32_t media_type = 0;
+    *media_subtype = 0;
+    if (param == NULL || spa_format_parse(param, &media_type, media_subtype) < 0) return 0;
+    if (media_type != SPA_MEDIA_TYPE_video || !spa_pod_is_object(param)) return 0;
+    const struct spa_pod_prop *prop = spa_pod_find_prop(param, NULL, SPA_FORMAT_VIDEO_format);
+    if (prop == NULL) return 0;
+    uint32_t n_values = 0, choice = 0;
+    const struct spa_pod *values = spa_pod_get_values(&prop->value, &n_values, &choice);
+    if (values == NULL || values->type != SPA_TYPE_Id) return 0;
+    const uint32_t *ids = (const uint32_t *)SPA_POD_BODY_CONST(values);
+    int count = 0;
+    // For an Enum choice the first value is the default and repeats one of the others.
+    uint32_t first = (choice == SPA_CHOICE_Enum && n_values > 1) ? 1 : 0;
+    for (uint32_t i = first; i < n_values && count < max_count; i++) out[count++] = ids[i];
+    return count;
+}
+
+/// The short name of an SPA video format ("BGRx", "NV12", "YUY2"), or NULL.
+static inline const char *CPipeWire_video_format_name(uint32_t format) {
+    return spa_debug_type_find_short_name(spa_type_video_format, format);
+}
+
+static inline struct spa_meta_bitmap *CPipeWire_video_cursor_bitmap(struct spa_meta_cursor *cursor) {
+    if (cursor->bitmap_offset < sizeof(struct spa_meta_cursor)) return NULL;
+    return SPA_PTROFF(cursor, cursor->bitmap_offset, struct spa_meta_bitmap);
+}
+
 #endif

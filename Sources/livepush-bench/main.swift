@@ -8,6 +8,7 @@ let usage = """
            livepush-bench record --painter PATH [--seconds N] [--runs N]
            livepush-bench soak --hostile PATH [--painter PATH] [--kills N] [--hangs N] [--garbage N] [--nginx-restarts N]
            livepush-bench audio [--seconds N] [--runs N] [--mic NAME]
+           livepush-bench pipewire --producer PATH [--seconds N] [--runs N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -38,6 +39,12 @@ let usage = """
     ($LIVEPUSH_TEST_MIC; run it inside tools/testenv), and pw-record on the same source:
       audio mic-capture cpu_pct=<n> chunks_per_s=<n>
       pw-record mic-capture cpu_pct=<n>
+
+    pipewire: a 1920x1080 BGRx 30 fps PipeWire producer (tools/testclients/pw-video-source.c, run it
+    under tools/testenv) consumed by livepush-capture --source pipewire, then by GStreamer's
+    pipewiresrc ! videoconvert ! fakesink:
+      capture pipewire 1920x1080 fps=<n> copy_ms_p50=<n> helper_cpu_pct=<n>
+      gst pipewiresrc 1920x1080 cpu_pct=<n>
     """
 
 switch arguments.first {
@@ -49,6 +56,8 @@ case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
 case "audio":  // AudioBenchmark.swift
     AudioBenchmark.main(Array(arguments.dropFirst()))
+case "pipewire":
+    PipeWireBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":
     WakeFloor.send(Array(arguments.dropFirst()))
 case "soak":

@@ -14,8 +14,12 @@ struct CaptureRequest {
     var connectTimeoutMs = CaptureLinkProtocol.connectRetryMsDefault
     /// `--desktop-audio`: also send the default sink's monitor as AUDIO (DesktopAudio.swift).
     var desktopAudio = false
+    // PipeWire screen capture (--source pipewire|portal): see PipeWireRequest.swift.
+    var source = CaptureSourceKind.x11
+    var pipeWire = PipeWireRequest()
 
     init(_ parsed: ParsedArguments) throws(ArgumentError) {
+        try parsePipeWireOptions(parsed)
         displayName = parsed.value("display")
         drawCursor = !parsed.has("no-cursor")
         trackDamage = parsed.has("damage")

@@ -17,6 +17,8 @@ let options: [OptionSpec] = [
     .flag("stats", help: "On exit, print frames sent and dropped and grab times to stderr."),
     .flag("desktop-audio", help: "Also send what plays on the default audio sink (PipeWire), as AUDIO."),
     .flag("list", help: "List the monitors and top-level windows, then exit."),
+    // PipeWire screen capture (Wayland desktops, any PipeWire video node): PipeWireRequest.swift.
+] + pipeWireOptions + [
     .flag("help", short: "h", help: "Show this help."),
     .flag("version", help: "Print the version."),
 ]
@@ -28,6 +30,9 @@ let usage = """
                             --window-name TEXT] [--no-cursor] [--damage] [--fps N] [--display :N]
                             [--desktop-audio]
            livepush-capture --list [--display :N]
+           livepush-capture --group NAME --source pipewire (--node ID | --target NAME) [--no-cursor]
+           livepush-capture --group NAME --source portal [--portal-source monitor|window|any] [--no-restore]
+           livepush-capture --list --source pipewire
 
     Grabs the screen through MIT-SHM straight into the pusher's shared memory and sends each
     frame over the Capture Link protocol to the pusher listening on the group. With
@@ -56,6 +61,10 @@ do {
     Terminal.exit(.usage)
 }
 
+if request.source != .x11 {
+    if parsed.has("list") { Terminal.exit(PipeWireCaptureLoop.list()) }
+    Terminal.exit(PipeWireCaptureLoop.run(request))
+}
 if parsed.has("list") {
     Terminal.exit(Inventory.print(displayName: request.displayName))
 }

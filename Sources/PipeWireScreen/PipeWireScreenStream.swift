@@ -1,0 +1,734 @@
+import CPipeWire
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options of a PipeWire screen stream.
+public struct PipeWireScreenOptions: Sendable {
+    public var remote: PipeWireRemote = .daemon(nil)
+    public var target: PipeWireTarget
+    /// The largest frame accepted in negotiation (the pusher's limit); a producer that cannot go
+    /// this small is still taken, and its frames are cropped when copied.
+    public var maxWidth = 16384
+    public var maxHeight = 16384
+    /// Ask for cursor metadata and blend the pointer into the frames.
+    public var drawCursor = true
+    /// How long connecting, finding the node and negotiating a format may take.
+    public var timeoutMs = 5000
+
+    public init(target: PipeWireTarget) { self.target = target }
+}
+
+/// A PipeWire video stream connected to one node: it negotiates a raw format at the size the
+/// producer offers, keeps the newest buffer the producer sent, and copies it once into memory the
+/// caller gives (a Capture Link ring slot), blending in the cursor from the producer's metadata.
+///
+/// Use from one thread. PipeWire's callbacks run on its own thread (a `pw_thread_loop`) and reach
+/// the shared state through `Unmanaged`; every access on either side holds the thread loop's lock.
+public final class PipeWireScreenStream {
+    private let state: ScreenStreamState
+
+    /// Connects to the daemon, finds the node, connects a stream and waits for the format.
+    public init(options: PipeWireScreenOptions) throws(PipeWireScreenError) {
+        PipeWireLibraryOnce.initialize()
+        state = try ScreenStreamState(options: options)
+    }
+
+    deinit { state.close() }
+
+    /// The node being captured.
+    public var node: PipeWireVideoNode { state.withLock { state.targetNode! } }
+
+    /// The format negotiated now (it changes when the producer changes size or format).
+    public var format: ScreenStreamFormat { state.withLock { state.format! } }
+
+    /// Frames the producer marked corrupted (SPA_CHUNK_FLAG_CORRUPTED), which were dropped.
+    public var corruptedFramesDropped: Int { state.withLock { state.corruptedDropped } }
+
+    /// The time one copy into the offered memory took (cursor blending included), in ms, at
+    /// percentile `fraction` (0.5 for the median) of the last 4096 copies; 0 before any.
+    public func copyMs(percentile fraction: Double) -> Double {
+        let sorted = state.withLock { Array(state.copyDurationsNs.prefix(min(state.copies, state.copyDurationsNs.count))) }
+            .sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]) / 1e6
+    }
+
+    /// Buffers whose damage metadata said nothing changed.
+    public var unchangedBuffers: Int { state.withLock { state.unchangedBuffers } }
+
+    /// Frames that arrived while no destination was offered (the pusher held every slot).
+    public var framesWithoutDestination: Int { state.withLock { state.droppedWithoutTarget } }
+
+    /// Waits up to `timeoutMs` for a copied picture, an unchanged one, a picture that found no
+    /// destination, the producer going away, or the daemon failing.
+    public func wait(timeoutMs: Int) -> ScreenStreamEvent { state.wait(timeoutMs: timeoutMs) }
+
+    /// Offers memory (a free ring slot) for the next picture: PipeWire's thread copies each new
+    /// picture into it as it arrives (at most `maxWidth` x `maxHeight`, larger frames cropped to
+    /// their top-left corner, rows padded to 64 bytes) and gives the buffer back at once. A newer
+    /// picture overwrites one not yet taken. The memory must stay valid until `takeFrame` returns it
+    /// or `withdrawDestination` is called.
+    public func offerDestination(_ destination: UnsafeMutableRawBufferPointer, maxWidth: Int, maxHeight: Int) {
+        state.withLock { state.target = (destination, maxWidth, maxHeight) }
+    }
+
+    /// Whether memory is on offer.
+    public var hasDestination: Bool { state.withLock { state.target != nil } }
+
+    /// The picture copied into the offered memory, if one was; the offer ends with it.
+    public func takeFrame() -> CopiedScreenFrame? {
+        state.withLock {
+            guard let frame = state.filled else { return nil }
+            state.filled = nil
+            state.target = nil
+            return frame
+        }
+    }
+
+    /// Whether a picture that did not change (by its damage metadata) arrived since the last call.
+    public func takeUnchanged() -> Bool {
+        state.withLock {
+            defer { state.unchangedSeen = false }
+            return state.unchangedSeen
+        }
+    }
+
+    /// Ends the offer of memory (the caller needs it back).
+    public func withdrawDestination() { state.withLock { state.target = nil; state.filled = nil } }
+
+    /// Asks the producer for frames no larger than `maxWidth` x `maxHeight` (renegotiation); a
+    /// producer that cannot scale keeps its size.
+    public func requestMaximumSize(width: Int, height: Int) { state.updateFormatOffer(maxWidth: width, maxHeight: height) }
+
+    /// Disconnects; the stream cannot be used afterwards.
+    public func close() { state.close() }
+
+    /// The video nodes of the daemon (for `--list`).
+    public static func videoNodes(remote: PipeWireRemote = .daemon(nil), timeoutMs: Int = 2000) throws(PipeWireScreenError)
+        -> [PipeWireVideoNode]
+    {
+        PipeWireLibraryOnce.initialize()
+        let state = try ScreenStreamState(listingOnly: remote, timeoutMs: timeoutMs)
+        defer { state.close() }
+        return state.withLock { state.videoNodes }
+    }
+}
+
+/// `pw_init` once per process.
+enum PipeWireLibraryOnce {
+    private static let initialized: Void = { pw_init(nil, nil) }()
+    static func initialize() { _ = initialized }
+}
+
+private let formatTable: [(ScreenPixelFormat, spa_video_format)] = [
+    (.bgrx, SPA_VIDEO_FORMAT_BGRx), (.bgra, SPA_VIDEO_FORMAT_BGRA), (.rgbx, SPA_VIDEO_FORMAT_RGBx),
+    (.rgba, SPA_VIDEO_FORMAT_RGBA), (.nv12, SPA_VIDEO_FORMAT_NV12), (.i420, SPA_VIDEO_FORMAT_I420),
+]
+
+func spaFormatName(_ value: UInt32) -> String {
+    CPipeWire_video_format_name(value).map { String(cString: $0) } ?? "format \(value)"
+}
+
+/// The largest cursor bitmap asked for in the cursor metadata.
+private let debugEnabled = getenv("LIVEPUSH_PIPEWIRE_DEBUG") != nil
+
+func debugLog(_ text: String) {
+    guard debugEnabled else { return }
+    let line = Array((text + "\n").utf8)
+    _ = write(2, line, line.count)
+}
+
+private let cursorMetaMaxSide: UInt32 = 256
+
+/// Everything the PipeWire thread and the caller share. Fields are touched only under the
+/// thread loop's lock (the callbacks run with it held).
+final class ScreenStreamState {
+    private var threadLoop: OpaquePointer?
+    private var context: OpaquePointer?
+    private var core: OpaquePointer?
+    private var registry: OpaquePointer?
+    private var stream: OpaquePointer?
+    private var coreListener = spa_hook()
+    private var registryListener = spa_hook()
+    private var streamListener = spa_hook()
+    private var coreEvents = pw_core_events()
+    private var registryEvents = pw_registry_events()
+    private var streamEvents = pw_stream_events()
+    private var retainedSelf: Unmanaged<ScreenStreamState>?
+    private var closed = false
+    /// Room for the EnumFormat pod: pods point into it until PipeWire has copied them.
+    private let formatOffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1024)
+    /// Room for the Buffers and Meta pods of `paramChanged`.
+    private let bufferParams = UnsafeMutablePointer<UInt8>.allocate(capacity: 4 * 256)
+
+    // Discovery
+    var videoNodes: [PipeWireVideoNode] = []
+    var allNodes: [UInt32: PipeWireVideoNode] = [:]
+    var syncSequence: Int32 = -1
+    var synced = false
+    var daemonError: String?
+    var targetNode: PipeWireVideoNode?
+    var targetRemoved = false
+
+    // Stream
+    var options: PipeWireScreenOptions
+    var format: ScreenStreamFormat?
+    var unsupportedFormat: String?
+    var streamState = PW_STREAM_STATE_UNCONNECTED
+    var streamError: String?
+    var target: (UnsafeMutableRawBufferPointer, Int, Int)?
+    var filled: CopiedScreenFrame?
+    var unchangedSeen = false
+    var wantsDestination = false
+    var copiedAny = false
+    var missedChange = false
+    var producerSendsDamage = false
+    var droppedWithoutTarget = 0
+    var copyDurationsNs = [UInt64](repeating: 0, count: 4096)
+    var copies = 0
+    var corruptedDropped = 0
+    var unchangedBuffers = 0
+    var cursor = CursorState()
+
+    init(options: PipeWireScreenOptions) throws(PipeWireScreenError) {
+        self.options = options
+        try open(remote: options.remote, timeoutMs: options.timeoutMs)
+        do {
+            try connectStream()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    init(listingOnly remote: PipeWireRemote, timeoutMs: Int) throws(PipeWireScreenError) {
+        options = PipeWireScreenOptions(target: .node(0))
+        try open(remote: remote, timeoutMs: timeoutMs)
+    }
+
+    func withLock<T>(_ body: () -> T) -> T {
+        pw_thread_loop_lock(threadLoop)
+        defer { pw_thread_loop_unlock(threadLoop) }
+        return body()
+    }
+
+    /// Wakes a caller waiting in `wait`; called on PipeWire's thread.
+    func wake() { pw_thread_loop_signal(threadLoop, false) }
+
+    /// Waits under the lock until `done` holds or `timeoutMs` passes; returns whether `done` held.
+    private func waitLocked(timeoutMs: Int, until done: () -> Bool) -> Bool {
+        var deadline = timespec()
+        pw_thread_loop_get_time(threadLoop, &deadline, Int64(timeoutMs) * 1_000_000)
+        while !done() {
+            if pw_thread_loop_timed_wait_full(threadLoop, &deadline) != 0 { return done() }
+        }
+        return true
+    }
+
+    // MARK: Connecting
+
+    private func open(remote: PipeWireRemote, timeoutMs: Int) throws(PipeWireScreenError) {
+        guard let loop = pw_thread_loop_new("livepush-screen", nil) else { throw .cannotCreate("thread loop") }
+        threadLoop = loop
+        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else {
+            close()
+            throw .cannotCreate("context")
+        }
+        self.context = context
+        guard pw_thread_loop_start(loop) == 0 else {
+            close()
+            throw .cannotCreate("loop thread")
+        }
+        retainedSelf = Unmanaged.passRetained(self)
+        let failure: PipeWireScreenError? = withLock { connectCore(remote: remote, timeoutMs: timeoutMs) }
+        if let failure {
+            close()
+            throw failure
+        }
+    }
+
+    /// Connects the core and lists the nodes; under the lock. Returns what went wrong, if anything.
+    private func connectCore(remote: PipeWireRemote, timeoutMs: Int) -> PipeWireScreenError? {
+        let data = retainedSelf!.toOpaque()
+        switch remote {
+        case .daemon(let name):
+            var properties: UnsafeMutablePointer<pw_properties>?
+            if let name {
+                properties = CPipeWire_pw_properties_new_empty()
+                pw_properties_set(properties, PW_KEY_REMOTE_NAME, name)
+            }
+            // pw_context_connect takes ownership of the properties, whether it succeeds or not.
+            core = pw_context_connect(context, properties, 0)
+            if core == nil {
+                let socket = Self.socketPath(remote: name)
+                return .noDaemon(socket: socket, socketExists: access(socket, F_OK) == 0)
+            }
+        case .descriptor(let descriptor):
+            core = pw_context_connect_fd(context, descriptor, nil, 0)
+            if core == nil { return .descriptorRefused(descriptor: descriptor) }
+        }
+        coreEvents.version = UInt32(PW_VERSION_CORE_EVENTS)
+        coreEvents.done = screenCoreDone
+        coreEvents.error = screenCoreError
+        _ = CPipeWire_pw_core_add_listener(core, &coreListener, &coreEvents, data)
+        registry = CPipeWire_pw_core_get_registry(core)
+        registryEvents.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
+        registryEvents.global = screenRegistryGlobal
+        registryEvents.global_remove = screenRegistryGlobalRemove
+        _ = CPipeWire_pw_registry_add_listener(registry, &registryListener, &registryEvents, data)
+        syncSequence = CPipeWire_pw_core_sync(core, 0)
+        let answered = waitLocked(timeoutMs: timeoutMs) { synced || daemonError != nil }
+        if let daemonError { return .daemonError(daemonError) }
+        if !answered { return .noAnswer(timeoutMs: timeoutMs) }
+        return nil
+    }
+
+    static func socketPath(remote: String?) -> String {
+        let remote = remote ?? getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "pipewire-0"
+        if remote.hasPrefix("/") { return remote }
+        let variables = ["PIPEWIRE_RUNTIME_DIR", "XDG_RUNTIME_DIR"]
+        let directory = variables.lazy.compactMap { name in getenv(name).map { String(cString: $0) } }.first
+            ?? "$XDG_RUNTIME_DIR"
+        return directory + "/" + remote
+    }
+
+    private func connectStream() throws(PipeWireScreenError) {
+        pw_thread_loop_lock(threadLoop)
+        defer { pw_thread_loop_unlock(threadLoop) }
+        let node: PipeWireVideoNode
+        switch options.target {
+        case .node(let id):
+            guard let found = allNodes[id] else { throw .nodeNotFound(options.target, videoNodes: videoNodes) }
+            node = found
+        case .name(let name):
+            guard let found = allNodes.values.sorted(by: { $0.id < $1.id }).first(where: { $0.name == name }) else {
+                throw .nodeNotFound(options.target, videoNodes: videoNodes)
+            }
+            node = found
+        }
+        // The portal's restricted connection may hide the class; only refuse a class that says audio or MIDI.
+        if !node.mediaClass.isEmpty && !node.mediaClass.contains("Video") {
+            throw .notAVideoNode(options.target, mediaClass: node.mediaClass)
+        }
+        targetNode = node
+
+        let properties = CPipeWire_pw_properties_new_empty()
+        pw_properties_set(properties, PW_KEY_MEDIA_TYPE, "Video")
+        pw_properties_set(properties, PW_KEY_MEDIA_CATEGORY, "Capture")
+        pw_properties_set(properties, PW_KEY_MEDIA_ROLE, "Screen")
+        pw_properties_set(properties, PW_KEY_NODE_NAME, "livepush-capture")
+        guard let stream = pw_stream_new(core, "livepush-screen", properties) else {
+            throw .cannotCreate("stream")
+        }
+        self.stream = stream
+        streamEvents.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        streamEvents.state_changed = screenStreamStateChanged
+        streamEvents.param_changed = screenStreamParamChanged
+        streamEvents.process = screenStreamProcess
+        pw_stream_add_listener(stream, &streamListener, &streamEvents, retainedSelf!.toOpaque())
+
+        var params = buildFormatOffer(maxWidth: options.maxWidth, maxHeight: options.maxHeight)
+        guard !params.isEmpty else { throw .cannotCreate("format offer") }
+        let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+            | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
+        let result = pw_stream_connect(stream, SPA_DIRECTION_INPUT, node.id, flags, &params, UInt32(params.count))
+        guard result >= 0 else { throw .streamFailed("pw_stream_connect: \(String(cString: strerror(-result)))") }
+
+        let negotiated = waitLocked(timeoutMs: options.timeoutMs) {
+            format != nil || unsupportedFormat != nil || streamError != nil || daemonError != nil || targetRemoved
+        }
+        if format != nil { return }
+        if targetRemoved { throw .streamFailed("PipeWire \(options.target) went away while connecting") }
+        if let daemonError { throw .daemonError(daemonError) }
+        let detail = unsupportedFormat.map { "it chose \($0)" } ?? streamError
+            ?? (negotiated ? "no format" : "no common format after \(options.timeoutMs) ms")
+        pw_thread_loop_unlock(threadLoop)
+        let offered = offeredFormats(nodeID: node.id)
+        pw_thread_loop_lock(threadLoop)
+        throw .negotiationFailed(target: "node \(node.id) '\(node.name)'", offered: offered, detail: detail)
+    }
+
+    /// The EnumFormat pods: the six formats at sizes up to the limit, and (when the limit is below
+    /// the largest size) the same at any size, second, so that a producer that cannot scale still
+    /// negotiates (its frames are then cropped). Call under the lock.
+    private func buildFormatOffer(maxWidth: Int, maxHeight: Int) -> [UnsafePointer<spa_pod>?] {
+        let formats = formatTable.map { $0.1.rawValue }
+        let largest: UInt32 = 16384
+        let width = UInt32(max(1, min(maxWidth, Int(largest)))), height = UInt32(max(1, min(maxHeight, Int(largest))))
+        var sizes = [(width, height)]
+        if width < largest || height < largest { sizes.append((largest, largest)) }
+        return formats.withUnsafeBufferPointer { list in
+            sizes.enumerated().compactMap { index, size in
+                CPipeWire_video_build_enum_format(formatOffer + index * 512, 512, list.baseAddress, UInt32(list.count),
+                                                  min(width, 1920), min(height, 1080), size.0, size.1)
+            }
+        }
+    }
+
+    func updateFormatOffer(maxWidth: Int, maxHeight: Int) {
+        withLock {
+            guard let stream else { return }
+            var params = buildFormatOffer(maxWidth: maxWidth, maxHeight: maxHeight)
+            _ = pw_stream_update_params(stream, &params, UInt32(params.count))
+        }
+    }
+
+    /// Binds the node and asks for its EnumFormat params, to name them in an error.
+    private func offeredFormats(nodeID: UInt32) -> [String] {
+        let query = NodeFormatQuery()
+        return query.run(registry: registry, core: core, threadLoop: threadLoop, nodeID: nodeID, timeoutMs: 1000)
+    }
+
+    // MARK: Callbacks (PipeWire's thread, lock held)
+
+    func coreError(id: UInt32, result: Int32, message: String) {
+        if id == CPipeWire_PW_ID_CORE() {
+            daemonError = message.isEmpty ? String(cString: strerror(-result)) : message
+            wake()
+        }
+    }
+
+    func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
+        guard type == String(cString: CPipeWire_PW_TYPE_INTERFACE_Node()) else { return }
+        func value(_ key: String) -> String { props.flatMap { spa_dict_lookup($0, key) }.map { String(cString: $0) } ?? "" }
+        let node = PipeWireVideoNode(id: id, name: value(PW_KEY_NODE_NAME), mediaClass: value(PW_KEY_MEDIA_CLASS),
+                                     nodeDescription: value(PW_KEY_NODE_DESCRIPTION))
+        allNodes[id] = node
+        if node.mediaClass.contains("Video") { videoNodes.append(node) }
+    }
+
+    func globalRemoved(id: UInt32) {
+        allNodes[id] = nil
+        videoNodes.removeAll { $0.id == id }
+        if let targetNode, targetNode.id == id {
+            targetRemoved = true
+            wake()
+        }
+    }
+
+    func streamStateChanged(_ newState: pw_stream_state, error: String?) {
+        debugLog("stream state \(String(cString: pw_stream_state_as_string(newState))) \(error ?? "")")
+        streamState = newState
+        if newState == PW_STREAM_STATE_ERROR { streamError = error ?? "stream error" }
+        if newState == PW_STREAM_STATE_UNCONNECTED && format != nil && streamError == nil {
+            streamError = "the stream was disconnected"
+        }
+        wake()
+    }
+
+    func paramChanged(id: UInt32, param: UnsafePointer<spa_pod>?) {
+        guard id == SPA_PARAM_Format.rawValue, let param else { return }
+        var info = spa_video_info_raw()
+        guard CPipeWire_video_parse_format(param, &info) == 0 else { return }
+        guard let pixelFormat = formatTable.first(where: { $0.1 == info.format })?.0 else {
+            unsupportedFormat = spaFormatName(info.format.rawValue)
+            wake()
+            return
+        }
+        let newFormat = ScreenStreamFormat(format: pixelFormat, width: Int(info.size.width), height: Int(info.size.height))
+        if newFormat != format { missedChange = true }
+        format = newFormat
+        producerSendsDamage = false
+
+        // Buffers we can map, and the metadata we use: header, damage, cursor (if drawn).
+        // The consumer's Meta sizes are ranges: a fixed size must match the producer's exactly.
+        let regionBytes = UInt32(MemoryLayout<spa_meta_region>.size)
+        var params: [UnsafePointer<spa_pod>?] = [
+            CPipeWire_video_build_buffers(bufferParams, 256),
+            CPipeWire_video_build_meta(bufferParams + 256, 256, SPA_META_Header.rawValue,
+                                       UInt32(MemoryLayout<spa_meta_header>.size)),
+            CPipeWire_video_build_meta_range(bufferParams + 512, 256, SPA_META_VideoDamage.rawValue,
+                                             regionBytes * 16, regionBytes, regionBytes * 16),
+        ]
+        if options.drawCursor {
+            params.append(CPipeWire_video_build_meta_range(
+                bufferParams + 768, 256, SPA_META_Cursor.rawValue, CPipeWire_video_cursor_meta_size(64, 64),
+                CPipeWire_video_cursor_meta_size(1, 1),
+                CPipeWire_video_cursor_meta_size(cursorMetaMaxSide, cursorMetaMaxSide)))
+        }
+        var list = params.filter { $0 != nil }
+        _ = pw_stream_update_params(stream, &list, UInt32(list.count))
+        wake()
+    }
+
+    func process() {
+        guard let stream else { return }
+        var newest: UnsafeMutablePointer<pw_buffer>?
+        var changed = false
+        while let buffer = pw_stream_dequeue_buffer(stream) {
+            let bufferChanged = readMetadata(buffer)
+            if !hasPicture(buffer) {
+                pw_stream_queue_buffer(stream, buffer)
+                continue
+            }
+            if bufferChanged { changed = true } else { unchangedBuffers += 1 }
+            if let older = newest { pw_stream_queue_buffer(stream, older) }
+            newest = buffer
+        }
+        guard let newest else { return }
+        debugLog("process: changed=\(changed) target=\(target != nil) filled=\(filled != nil)")
+        // The buffer goes back in this cycle: a consumer that keeps it stalls a producer that
+        // waits for its buffers (pipewiresink does).
+        defer {
+            pw_stream_queue_buffer(stream, newest)
+            wake()
+        }
+        if !changed && !missedChange && copiedAny {
+            unchangedSeen = true
+            return
+        }
+        guard let (destination, maxWidth, maxHeight) = target, let format, let spaBuffer = newest.pointee.buffer else {
+            droppedWithoutTarget += 1
+            missedChange = true
+            wantsDestination = true
+            return
+        }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let ptsNs = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        let frame = ScreenFrameCopier.copy(spaBuffer, format: format, into: destination, maxWidth: maxWidth,
+                                           maxHeight: maxHeight, ptsNs: ptsNs, cursor: options.drawCursor ? cursor : nil)
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        copyDurationsNs[copies % copyDurationsNs.count] = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) - ptsNs
+        copies += 1
+        if let frame {
+            debugLog("copied \(frame.width)x\(frame.height) cursor=\(frame.cursorDrawn)")
+            filled = frame
+            copiedAny = true
+            missedChange = false
+            unchangedSeen = false
+        }
+    }
+
+    /// A buffer holds a picture unless it is corrupted (dropped and counted) or empty (metadata only).
+    private func hasPicture(_ buffer: UnsafeMutablePointer<pw_buffer>) -> Bool {
+        guard let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0, let datas = spaBuffer.pointee.datas
+        else { return false }
+        for index in 0..<Int(spaBuffer.pointee.n_datas) {
+            guard let chunk = datas[index].chunk else { return false }
+            if chunk.pointee.flags & Int32(SPA_CHUNK_FLAG_CORRUPTED) != 0 {
+                corruptedDropped += 1
+                return false
+            }
+        }
+        if let header = spa_buffer_find_meta_data(spaBuffer, SPA_META_Header.rawValue,
+                                                  MemoryLayout<spa_meta_header>.size)?
+            .assumingMemoryBound(to: spa_meta_header.self),
+            header.pointee.flags & UInt32(SPA_META_HEADER_FLAG_CORRUPTED) != 0
+        {
+            corruptedDropped += 1
+            return false
+        }
+        return datas[0].data != nil && datas[0].chunk.pointee.size > 0
+    }
+
+    /// Cursor and damage metadata of every buffer, also of those that are skipped; returns whether
+    /// the picture changed, as far as the damage tells (no damage metadata: it changed).
+    private func readMetadata(_ buffer: UnsafeMutablePointer<pw_buffer>) -> Bool {
+        guard let spaBuffer = buffer.pointee.buffer else { return true }
+        if options.drawCursor,
+           let cursor = spa_buffer_find_meta_data(spaBuffer, SPA_META_Cursor.rawValue, MemoryLayout<spa_meta_cursor>.size)?
+            .assumingMemoryBound(to: spa_meta_cursor.self)
+        {
+            self.cursor.update(from: cursor)
+        }
+        guard let meta = spa_buffer_find_meta(spaBuffer, SPA_META_VideoDamage.rawValue), let data = meta.pointee.data
+        else { return true }
+        let count = Int(meta.pointee.size) / MemoryLayout<spa_meta_region>.size
+        let regions = data.assumingMemoryBound(to: spa_meta_region.self)
+        var damaged = false
+        for index in 0..<count {
+            let size = regions[index].region.size
+            if size.width == 0 || size.height == 0 { break }
+            damaged = true
+        }
+        // Zeroed damage from a producer that never fills it in must not read as "nothing changed".
+        if damaged { producerSendsDamage = true }
+        return damaged || !producerSendsDamage
+    }
+
+    // MARK: The caller's side
+
+    func wait(timeoutMs: Int) -> ScreenStreamEvent {
+        withLock {
+            _ = waitLocked(timeoutMs: timeoutMs) {
+                filled != nil || unchangedSeen || wantsDestination || targetRemoved || daemonError != nil
+                    || streamError != nil
+            }
+            if streamError != nil && !targetRemoved && daemonError == nil, let core {
+                // The stream may learn of its node's end before the registry does: a round trip
+                // to the daemon brings any pending global_remove first.
+                synced = false
+                syncSequence = CPipeWire_pw_core_sync(core, 0)
+                _ = waitLocked(timeoutMs: 1000) { synced || targetRemoved || daemonError != nil }
+            }
+            if targetRemoved { return .sourceClosed("the PipeWire node \(targetDescription) went away") }
+            if let daemonError { return .sourceLost("PipeWire went away: \(daemonError)") }
+            if let streamError { return .sourceLost("the PipeWire stream failed: \(streamError)") }
+            if filled != nil { return .frameReady }
+            if unchangedSeen { return .unchanged }
+            if wantsDestination {
+                wantsDestination = false
+                return .needsDestination
+            }
+            return .idle
+        }
+    }
+
+    private var targetDescription: String {
+        targetNode.map { "\($0.id) '\($0.name)'" } ?? options.target.description
+    }
+
+    func close() {
+        guard let loop = threadLoop, !closed else { return }
+        closed = true
+        pw_thread_loop_lock(loop)
+        if let stream {
+            target = nil
+            pw_stream_destroy(stream)
+            self.stream = nil
+        }
+        if registry != nil {
+            spa_hook_remove(&registryListener)
+            pw_proxy_destroy(registry)
+            registry = nil
+        }
+        if core != nil {
+            spa_hook_remove(&coreListener)
+            pw_core_disconnect(core)
+            core = nil
+        }
+        pw_thread_loop_unlock(loop)
+        pw_thread_loop_stop(loop)
+        if let context { pw_context_destroy(context) }
+        context = nil
+        pw_thread_loop_destroy(loop)
+        threadLoop = nil
+        formatOffer.deallocate()
+        bufferParams.deallocate()
+        retainedSelf?.release()
+        retainedSelf = nil
+    }
+}
+
+// MARK: C callbacks: file-scope functions that reach the state through Unmanaged.
+
+private func screenState(_ data: UnsafeMutableRawPointer?) -> ScreenStreamState {
+    Unmanaged<ScreenStreamState>.fromOpaque(data!).takeUnretainedValue()
+}
+
+private func screenCoreDone(_ data: UnsafeMutableRawPointer?, _ id: UInt32, _ sequence: Int32) {
+    let state = screenState(data)
+    if id == CPipeWire_PW_ID_CORE() && sequence == state.syncSequence {
+        state.synced = true
+        state.wake()
+    }
+}
+
+private func screenCoreError(
+    _ data: UnsafeMutableRawPointer?, _ id: UInt32, _ sequence: Int32, _ result: Int32,
+    _ message: UnsafePointer<CChar>?
+) {
+    screenState(data).coreError(id: id, result: result, message: message.map { String(cString: $0) } ?? "")
+}
+
+private func screenRegistryGlobal(
+    _ data: UnsafeMutableRawPointer?, _ id: UInt32, _ permissions: UInt32, _ type: UnsafePointer<CChar>?,
+    _ version: UInt32, _ props: UnsafePointer<spa_dict>?
+) {
+    guard let type else { return }
+    screenState(data).global(id: id, type: String(cString: type), props: props)
+}
+
+private func screenRegistryGlobalRemove(_ data: UnsafeMutableRawPointer?, _ id: UInt32) {
+    screenState(data).globalRemoved(id: id)
+}
+
+private func screenStreamStateChanged(
+    _ data: UnsafeMutableRawPointer?, _ old: pw_stream_state, _ state: pw_stream_state, _ error: UnsafePointer<CChar>?
+) {
+    screenState(data).streamStateChanged(state, error: error.map { String(cString: $0) })
+}
+
+private func screenStreamParamChanged(_ data: UnsafeMutableRawPointer?, _ id: UInt32, _ param: UnsafePointer<spa_pod>?) {
+    screenState(data).paramChanged(id: id, param: param)
+}
+
+private func screenStreamProcess(_ data: UnsafeMutableRawPointer?) {
+    screenState(data).process()
+}
+
+// MARK: Naming a node's formats
+
+/// Binds a node and collects the video formats of its EnumFormat params (for errors only).
+private final class NodeFormatQuery {
+    var names: [String] = []
+    var done = false
+    var sequence: Int32 = 0
+    var threadLoop: OpaquePointer?
+
+    func run(registry: OpaquePointer?, core: OpaquePointer?, threadLoop: OpaquePointer?, nodeID: UInt32, timeoutMs: Int)
+        -> [String]
+    {
+        guard let registry, let core, let threadLoop else { return [] }
+        self.threadLoop = threadLoop
+        pw_thread_loop_lock(threadLoop)
+        defer { pw_thread_loop_unlock(threadLoop) }
+        guard let node = CPipeWire_pw_registry_bind_node(registry, nodeID) else { return [] }
+        defer { pw_proxy_destroy(node) }
+        var events = pw_node_events()
+        events.version = UInt32(PW_VERSION_NODE_EVENTS)
+        events.param = nodeQueryParam
+        var listener = spa_hook()
+        let unmanaged = Unmanaged.passRetained(self)
+        defer { unmanaged.release() }
+        _ = CPipeWire_pw_node_add_listener(node, &listener, &events, unmanaged.toOpaque())
+        defer { spa_hook_remove(&listener) }
+        var coreEvents = pw_core_events()
+        coreEvents.version = UInt32(PW_VERSION_CORE_EVENTS)
+        coreEvents.done = nodeQueryDone
+        var coreListener = spa_hook()
+        _ = CPipeWire_pw_core_add_listener(core, &coreListener, &coreEvents, unmanaged.toOpaque())
+        defer { spa_hook_remove(&coreListener) }
+        _ = CPipeWire_pw_node_enum_formats(node, 0)
+        sequence = CPipeWire_pw_core_sync(core, 0)
+        var deadline = timespec()
+        pw_thread_loop_get_time(threadLoop, &deadline, Int64(timeoutMs) * 1_000_000)
+        while !done {
+            if pw_thread_loop_timed_wait_full(threadLoop, &deadline) != 0 { break }
+        }
+        return names
+    }
+}
+
+private func nodeQuery(_ data: UnsafeMutableRawPointer?) -> NodeFormatQuery {
+    Unmanaged<NodeFormatQuery>.fromOpaque(data!).takeUnretainedValue()
+}
+
+private func nodeQueryParam(
+    _ data: UnsafeMutableRawPointer?, _ sequence: Int32, _ id: UInt32, _ index: UInt32, _ next: UInt32,
+    _ param: UnsafePointer<spa_pod>?
+) {
+    let query = nodeQuery(data)
+    var values = [UInt32](repeating: 0, count: 64)
+    var subtype: UInt32 = 0
+    let count = Int(values.withUnsafeMutableBufferPointer {
+        CPipeWire_video_offered_formats(param, $0.baseAddress, 64, &subtype)
+    })
+    let suffix = subtype == SPA_MEDIA_SUBTYPE_raw.rawValue ? "" : " (not raw video)"
+    for value in values.prefix(count) {
+        let name = spaFormatName(value) + suffix
+        if !query.names.contains(name) { query.names.append(name) }
+    }
+}
+
+private func nodeQueryDone(_ data: UnsafeMutableRawPointer?, _ id: UInt32, _ sequence: Int32) {
+    let query = nodeQuery(data)
+    // Node params arrive before the answer to a core sync sent after the request.
+    if id == CPipeWire_PW_ID_CORE() && sequence == query.sequence {
+        query.done = true
+        pw_thread_loop_signal(query.threadLoop, false)
+    }
+}

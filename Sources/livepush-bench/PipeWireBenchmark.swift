@@ -1,0 +1,155 @@
+import CaptureLink
+import CommandLineSupport
+import Foundation
+import Synchronization
+
+/// PipeWire capture: a 1920x1080 BGRx producer at 30 fps (tools/testclients/pw-video-source.c) on
+/// the PipeWire daemon of the environment, consumed in turn by `livepush-capture --source pipewire`
+/// (into a pusher endpoint here) and by GStreamer's `pipewiresrc ! videoconvert ! fakesink`, in one run.
+enum PipeWireBenchmark {
+    static let options: [OptionSpec] = [
+        .value("producer", valueName: "PATH", help: "The compiled tools/testclients/pw-video-source.c (required)."),
+        .value("seconds", valueName: "N", help: "Length of each measurement (default 10)."),
+        .value("runs", valueName: "N", help: "Runs of each case; the median is printed (default 1)."),
+    ]
+
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    static let size = "1920x1080"
+
+    static func main(_ arguments: [String]) -> Never {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentParser.parse(arguments, options: options)
+            guard parsed.value("producer") != nil else { throw ArgumentError.missingArgument("--producer PATH") }
+        } catch {
+            Terminal.printError("livepush-bench pipewire: \(error)")
+            Terminal.exit(.usage)
+        }
+        let seconds = Double(parsed.value("seconds") ?? "10") ?? 10
+        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        do {
+            let name = "livepush-bench-\(getpid())"
+            let producer = try startProducer(parsed.value("producer")!, name: name)
+            defer {
+                producer.terminate()
+                producer.waitUntilExit()
+            }
+            func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+            var ours: [(fps: Double, copyMs: Double, cpu: Double)] = []
+            var gst: [Double] = []
+            // Ours first: once a GStreamer consumer has been linked, this producer skips about a
+            // quarter of its ticks for every later consumer (no free buffer; docs/benchmarks.md).
+            for _ in 0..<runs { ours.append(try measureHelper(target: name, seconds: seconds)) }
+            for _ in 0..<runs { gst.append(try measureGStreamer(target: name, seconds: seconds)) }
+            print(String(format: "capture pipewire %@ fps=%.1f copy_ms_p50=%.2f helper_cpu_pct=%.1f", size,
+                         median(ours.map(\.fps)), median(ours.map(\.copyMs)), median(ours.map(\.cpu))))
+            print(String(format: "gst pipewiresrc %@ cpu_pct=%.1f", size, median(gst)))
+            fflush(nil)
+        } catch {
+            Terminal.printError("livepush-bench pipewire: \(error)")
+            Terminal.exit(.failure)
+        }
+        Terminal.exit(.success)
+    }
+
+    /// The PipeWire daemon's socket as an absolute path (the helper runs with a private runtime directory).
+    static func daemonSocket() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let remote = environment["PIPEWIRE_REMOTE"], remote.hasPrefix("/") { return remote }
+        return (environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())") + "/" + (environment["PIPEWIRE_REMOTE"] ?? "pipewire-0")
+    }
+
+    static func startProducer(_ path: String, name: String) throws -> Process {
+        let producer = Process()
+        producer.executableURL = URL(fileURLWithPath: path)
+        producer.arguments = ["--name", name, "--size", size, "--format", "BGRx", "--fps", "30", "--bars"]
+        let output = Pipe()
+        producer.standardOutput = output
+        producer.standardInput = Pipe()  // kept open: the producer runs until terminated
+        try producer.run()
+        var text = Data()
+        let deadline = Date().addingTimeInterval(10)
+        while !String(decoding: text, as: UTF8.self).contains("node ") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty || Date() > deadline {
+                throw Failure(description: "pw-video-source did not start (is PipeWire running? run under tools/testenv)")
+            }
+            text.append(chunk)
+        }
+        return producer
+    }
+
+    /// livepush-capture on the producer into an endpoint whose consumer borrows and releases each frame.
+    static func measureHelper(target: String, seconds: Double) throws -> (fps: Double, copyMs: Double, cpu: Double) {
+        let runtime = "/tmp/lpb-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        mkdir(runtime, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: runtime) }
+        let frames = Atomic<Int>(0)
+        let box = Mutex<PusherEndpoint?>(nil)
+        var configuration = PusherEndpointConfiguration(group: "pipewire")
+        configuration.runtimeDirectory = runtime
+        configuration.fps = 30
+        let endpoint = try PusherEndpoint(configuration: configuration) { event in
+            if case .frame = event {
+                box.withLock { $0 }?.acquireLatestFrame()?.release()
+                frames.add(1, ordering: .relaxed)
+            }
+        }
+        box.withLock { $0 = endpoint }
+        defer { endpoint.stop() }
+        let helper = Process()
+        helper.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("livepush-capture")
+        helper.arguments = ["--group", "pipewire", "--source", "pipewire", "--target", target, "--no-cursor", "--stats"]
+        helper.environment = ProcessInfo.processInfo.environment.merging(
+            ["XDG_RUNTIME_DIR": runtime, "PIPEWIRE_REMOTE": daemonSocket()]) { $1 }
+        let errors = Pipe()
+        helper.standardError = errors
+        var before = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &before)
+        try helper.run()
+        Thread.sleep(forTimeInterval: 1)  // connect and settle
+        let startFrames = frames.load(ordering: .relaxed)
+        let started = Date()
+        Thread.sleep(forTimeInterval: seconds)
+        let counted = frames.load(ordering: .relaxed) - startFrames
+        let elapsed = Date().timeIntervalSince(started)
+        endpoint.requestStop(text: "benchmark done")
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        helper.waitUntilExit()
+        var after = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &after)
+        if ProcessInfo.processInfo.environment["LIVEPUSH_BENCH_VERBOSE"] != nil {
+            FileHandle.standardError.write(Data(("helper: " + stderr).utf8))
+        }
+        let fields = KeyValueFields.parse(stderr)
+        guard let copyMs = fields["copy_ms_p50"] else {
+            throw Failure(description: "livepush-capture printed no stats: \(stderr)")
+        }
+        let cpuSeconds = LinkBenchmark.cpuSeconds(after) - LinkBenchmark.cpuSeconds(before)
+        // The helper ran about `seconds` + 1 s of settling; its CPU is averaged over that.
+        return (Double(counted) / elapsed, copyMs, 100 * cpuSeconds / (seconds + 1))
+    }
+
+    /// CPU of `gst-launch-1.0 pipewiresrc target-object=NAME ! videoconvert ! fakesink` over `seconds`.
+    static func measureGStreamer(target: String, seconds: Double) throws -> Double {
+        let gst = Process()
+        gst.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
+        gst.arguments = ["-q", "pipewiresrc", "target-object=\(target)", "!", "videoconvert", "!", "fakesink"]
+        gst.environment = ProcessInfo.processInfo.environment.merging(["PIPEWIRE_REMOTE": daemonSocket()]) { $1 }
+        gst.standardOutput = FileHandle.nullDevice
+        gst.standardError = FileHandle.nullDevice
+        var before = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &before)
+        let started = Date()
+        try gst.run()
+        Thread.sleep(forTimeInterval: seconds + 1)
+        gst.terminate()
+        gst.waitUntilExit()
+        let elapsed = Date().timeIntervalSince(started)
+        var after = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &after)
+        return 100 * (LinkBenchmark.cpuSeconds(after) - LinkBenchmark.cpuSeconds(before)) / elapsed
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+
+/// A real PipeWire video producer on the test environment's daemon:
+/// tools/testclients/pw-video-source.c, compiled once per test process, driven through stdin.
+public final class PipeWireVideoSource: @unchecked Sendable {
+    public let name: String
+    public let nodeID: UInt32
+    public let process: RunningCommand
+
+    /// Starts a producer named `name` with `arguments` (see the C file's header) and waits until
+    /// its node exists and its format is negotiated.
+    public init(name: String = UniqueName.make("lp-video"), _ arguments: [String]) throws {
+        self.name = name
+        process = try ProcessRunner.start(try Self.executable(), ["--name", name] + arguments,
+                                          environment: try Self.environment(), interactive: true)
+        guard let line = process.waitForLine(startingWith: "node "), let id = UInt32(line.dropFirst(5)) else {
+            process.closeInput()
+            process.interrupt()
+            throw Failed(what: "pw-video-source did not announce its node: \(process.finish())")
+        }
+        nodeID = id
+    }
+
+    public struct Failed: Error, CustomStringConvertible {
+        public let what: String
+        public var description: String { what }
+    }
+
+    /// Sends a command ("color RRGGBB", "resize W H", "corrupt N", "cursor X Y", "quit").
+    public func send(_ command: String) { process.send(line: command) }
+
+    /// Waits for the producer to print a line starting with `prefix` after a command.
+    public func waitForLine(startingWith prefix: String, timeoutSeconds: Double = 10) -> String? {
+        process.waitForLine(startingWith: prefix, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Stops the producer (its node goes away) and waits for it to exit.
+    @discardableResult
+    public func stop() -> CommandResult {
+        send("quit")
+        process.closeInput()
+        return process.finish()
+    }
+
+    /// The PipeWire daemon's socket, as an absolute path that holds whatever XDG_RUNTIME_DIR a
+    /// process gets (helpers run with private runtime directories for their rendezvous).
+    public static func daemonSocket() throws -> String {
+        try TestEnvironment.value("XDG_RUNTIME_DIR", of: .pipewire) + "/pipewire-0"
+    }
+
+    /// Variables that point a process at the test daemon.
+    public static func environment() throws -> [String: String] { ["PIPEWIRE_REMOTE": try daemonSocket()] }
+
+    private static let build = Build()
+
+    /// The compiled producer.
+    public static func executable() throws -> String { try build.path() }
+
+    private final class Build: @unchecked Sendable {
+        private let lock = NSLock()
+        private var result: Result<String, Error>?
+
+        func path() throws -> String {
+            lock.lock()
+            defer { lock.unlock() }
+            if let result { return try result.get() }
+            let made = Result { () throws -> String in
+                let flags = try ProcessRunner.run("pkg-config", ["--cflags", "--libs", "libpipewire-0.3"])
+                guard flags.exitCode == 0 else { throw Failed(what: "pkg-config libpipewire-0.3: \(flags)") }
+                let output = FileManager.default.temporaryDirectory
+                    .appendingPathComponent(UniqueName.make("pw-video-source")).path
+                let compile = try ProcessRunner.run("cc", ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2",
+                                                           Repository.path("tools/testclients/pw-video-source.c"),
+                                                           "-o", output]
+                    + flags.standardOutput.split(whereSeparator: \.isWhitespace).map(String.init))
+                guard compile.exitCode == 0 else { throw Failed(what: "cc pw-video-source.c: \(compile)") }
+                return output
+            }
+            result = made
+            return try made.get()
+        }
+    }
+}
+
+/// The mock ScreenCast portal (Tests/Fixtures/mock_screencast_portal.py) on the test session bus.
+public final class MockScreenCastPortal: @unchecked Sendable {
+    public let process: RunningCommand
+    public let logPath: String
+
+    public init(nodeID: UInt32, startResponse: Int = 0, tokenPrefix: String = "token") throws {
+        _ = try TestEnvironment.value("DBUS_SESSION_BUS_ADDRESS", of: .pipewire)
+        logPath = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("portal")).path + ".log"
+        process = try ProcessRunner.start("/usr/bin/python3", [
+            Repository.path("Tests/Fixtures/mock_screencast_portal.py"), "--node", String(nodeID),
+            "--start-response", String(startResponse), "--token-prefix", tokenPrefix, "--log", logPath,
+            "--pipewire-socket", try PipeWireVideoSource.daemonSocket(),
+        ])
+        guard process.waitForLine(startingWith: "ready") != nil else {
+            throw PipeWireVideoSource.Failed(what: "the mock portal did not start: \(process.finish())")
+        }
+    }
+
+    /// The calls it received, in order: (method, options as JSON text).
+    public var calls: [(method: String, options: [String: Any])] {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let method = object["method"] as? String
+            else { return nil }
+            return (method, object["options"] as? [String: Any] ?? [:])
+        }
+    }
+
+    public func stop() {
+        // SIGTERM: SIGINT may be ignored in processes the test runner starts.
+        process.process.terminate()
+        _ = process.finish()
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+}
