@@ -16,16 +16,16 @@ enum ScreenCommand {
         .value("window-name", valueName: "TEXT", help: "Capture the window whose name contains TEXT."),
         .flag("no-cursor", help: "Leave the pointer out."),
         .flag("desktop-audio", help: "Also send the desktop's sound (the default output's monitor), mixed with the mic."),
-    ]
-    static let audioOptions: [OptionSpec] = [
-        .value("mic", valueName: "NAME", help: "Capture this PipeWire source (see 'livepush devices'; default: the default source)."),
-        .flag("no-mic", help: "No microphone: a video-only stream (with --desktop-audio: the desktop's sound only)."),
         // PipeWire screen capture: passed through to livepush-capture (docs/capture.md).
         .value("source", valueName: "x11|pipewire|portal", help: "Where frames come from (default x11)."),
         .value("node", valueName: "ID", help: "With --source pipewire: the video node's id."),
         .value("target", valueName: "NAME", help: "With --source pipewire: the video node's node.name."),
         .value("portal-source", valueName: "monitor|window|any", help: "With --source portal: what may be shared."),
         .flag("no-restore", help: "With --source portal: ask again instead of reusing the last choice."),
+    ]
+    static let audioOptions: [OptionSpec] = [
+        .value("mic", valueName: "NAME", help: "Capture this PipeWire source (see 'livepush devices'; default: the default source)."),
+        .flag("no-mic", help: "No microphone: a video-only stream (with --desktop-audio: the desktop's sound only)."),
     ]
     static let runOptions: [OptionSpec] = [
         .value("duration", valueName: "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
