@@ -122,3 +122,30 @@ extension SharedScreen {
         }
     }
 }
+
+extension SharedScreen {
+    /// `livepush push --group NAME URL`: the pusher waits for any helper on the group.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
+                    "needs the test Xvfb and nginx-rtmp (make test)"))
+    struct PushFromAGroupTests {
+        @Test func pushWithAGroupWaitsForAHelperAndPublishesWhatItSends() throws {
+            let group = UniqueName.make("pushgroup")
+            let key = UniqueName.make("pushgroup")
+            let push = try ProcessRunner.start(BuiltProducts.path("livepush"), [
+                "push", "--group", group, try TestEnvironment.recordURL(key: key), "--resolution", "320x240",
+                "--no-mic", "--duration", "4", "--quiet",
+            ])
+            #expect(push.waitForError("waiting for a capture helper on group '\(group)'"), "\(push.errorSoFar)")
+            let helper = try ProcessRunner.start(BuiltProducts.path("livepush-capture"), [
+                "--group", group, "--display", try TestEnvironment.display(), "--region", "0,0,320,240",
+            ])
+            let result = push.finish()
+            _ = helper.finish()
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(!result.standardError.contains(key) && !result.standardOutput.contains(key))
+            Thread.sleep(forTimeInterval: 0.5)
+            let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
+            #expect(stream["codec_name"] == "h264" && (Int(stream["nb_read_frames"] ?? "") ?? 0) >= 60, "\(stream)")
+        }
+    }
+}

@@ -88,4 +88,40 @@ struct MicrophoneTests {
         let samples = try AudioAnalysis.decodeMono(path)
         #expect(samples.count > 48000 && AudioAnalysis.rmsDbfs(samples) < -80, "silent audio, \(samples.count) samples")
     }
+
+    @Test func aMicThatGoesAwayIsAWarningWithSilenceAndComesBack() throws {
+        let name = UniqueName.make("lp-mic")
+        func startSource() throws -> RunningCommand {
+            try ProcessRunner.start("pw-loopback", [
+                "--name", name + "-loopback",
+                "--capture-props=media.class=Audio/Sink node.name=\(name)-in priority.session=0",
+                "--playback-props=media.class=Audio/Source node.name=\(name) priority.session=0",
+            ])
+        }
+        var source = try startSource()
+        defer {
+            if source.isRunning { source.interrupt() }
+            _ = source.finish()
+        }
+        Thread.sleep(forTimeInterval: 1)  // the node appears
+        let observer = Recorder()
+        let runtime = privateRuntimeDirectory()
+        let pusher = try LivePusher(config: config(), observer: observer)
+        try pusher.startScreenCapture(group: UniqueName.make("miclost"), runtimeDirectory: runtime)
+        #expect(pusher.startMicrophone(name: name) == 0)
+        Thread.sleep(forTimeInterval: 1)
+        source.interrupt()
+        _ = source.finish()
+        Thread.sleep(forTimeInterval: 1.5)
+        source = try startSource()
+        Thread.sleep(forTimeInterval: 2.5)
+        let statistics = pusher.statistics
+        pusher.destroy()
+        let warnings = observer.lock.withLock { observer.events }.filter { $0.hasPrefix("warning") }
+        #expect(warnings == ["warning(\(LivePushWarningCode.microphoneLost))", "warning(\(LivePushWarningCode.microphoneReturned))"],
+                "\(warnings)")
+        // The audio never stopped: AAC packets (of silence while the mic was gone, a couple of
+        // kbps) kept coming.
+        #expect(statistics.audioBitrateKbps > 0, "\(statistics)")
+    }
 }
