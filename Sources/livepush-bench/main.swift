@@ -6,6 +6,8 @@ let usage = """
     Usage: livepush-bench link [--seconds N] [--runs N] [--sizes WxH,...] [--modes 60fps,max]
            livepush-bench capture [--seconds N] [--runs N] [--sizes WxH,...] [--fps N]
            livepush-bench record --painter PATH [--seconds N] [--runs N]
+           livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
+           livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -25,6 +27,16 @@ let usage = """
       e2e record 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n>
       ffmpeg record 1080p30 cpu_pct=<n> rss_mib=<n>
       ratio cpu=<ours/ffmpeg>
+
+    push: `livepush push`, ffmpeg's x11grab and GStreamer's ximagesrc pipelines each pushing the moving
+    1080p30 screen (with a time code drawn by x11-paint) to the test nginx-rtmp; a receiver pulls the
+    stream back and reads the code (run inside tools/testenv run --screen 1920x1080 -- ...):
+      latency floor x11grab->decoder latency_ms_p50=<n>
+      e2e push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
+      ffmpeg push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
+      gstreamer push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
+      push ratios cpu_vs_ffmpeg=<x.xx> latency_p50_vs_gstreamer=<x.xx>
+    --self-test checks the time code round trip (painter, x11grab, decoder) on the display.
     """
 
 switch arguments.first {
@@ -32,6 +44,8 @@ case "link":
     LinkBenchmark.main(Array(arguments.dropFirst()))
 case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
+case "push":  // push benchmark (issue 6)
+    PushBenchmark.main(Array(arguments.dropFirst()))
 case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":
