@@ -166,11 +166,17 @@ enum PushBenchmark {
         try process.run()
         defer { stop(process) }
 
-        // nginx-rtmp holds a player of a stream that is not published yet until it is.
-        let receiver = try TimeCodeReceiver(input: [
-            "-fflags", "nobuffer", "-flags", "low_delay", "-probesize", "32", "-analyzeduration", "0",
-            "-rw_timeout", "5000000", "-i", url,
-        ], logPath: "\(logs)/receiver-\(publisher.name).log")
+        // nginx-rtmp holds a player of a stream that is not published yet until it is. The receiver
+        // probes up to 1 s of the stream (with nobuffer, the probed packets are not replayed later);
+        // one that finds no video yet (a publisher whose audio starts first) is started again.
+        let receiverLog = "\(logs)/receiver-\(publisher.name).log"
+        func startReceiver() throws -> TimeCodeReceiver {
+            try TimeCodeReceiver(input: [
+                "-fflags", "nobuffer", "-flags", "low_delay", "-probesize", "1000000", "-analyzeduration", "1000000",
+                "-rw_timeout", "5000000", "-i", url,
+            ], logPath: receiverLog)
+        }
+        var receiver = try startReceiver()
         defer { receiver.stop() }
         let deadline = Date().addingTimeInterval(30)
         while !receiver.hasValidCode {
@@ -178,11 +184,14 @@ enum PushBenchmark {
                 throw Failure(description: "\(label): \(publisher.name) exited with \(process.terminationStatus): "
                     + tail(logPath))
             }
-            guard receiver.isRunning else {
-                throw Failure(description: "\(label): the receiver ended: " + tail("\(logs)/receiver-\(publisher.name).log"))
-            }
             guard Date() < deadline else {
-                throw Failure(description: "\(label): no decodable time code in 30 s (\(receiver.frameCount) frames)")
+                throw Failure(description: "\(label): no decodable time code in 30 s (\(receiver.frameCount) frames; "
+                    + "receiver: \(tail(receiverLog)))")
+            }
+            if !receiver.isRunning {
+                receiver.stop()
+                Thread.sleep(forTimeInterval: 0.5)
+                receiver = try startReceiver()
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
