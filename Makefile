@@ -45,8 +45,8 @@ bench: build
 	$(RELEASE_BIN)/livepush-bench capture --runs 3
 	cc -std=c11 -O2 tools/testclients/x11-paint.c -o .build/x11-paint -lxcb
 	$(RELEASE_BIN)/livepush-bench record --runs 3 --painter .build/x11-paint
-	# push benchmark (issue 6): livepush push, ffmpeg and GStreamer publishing to the test nginx-rtmp,
-	# with PulseAudio (pipewire-pulse) for the peers' audio: inside a private test environment.
+# push benchmark (issue 6): livepush push, ffmpeg and GStreamer publishing to the test nginx-rtmp,
+# with PulseAudio (pipewire-pulse) for the peers' audio: inside a private test environment.
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
 
 clean:
