@@ -40,6 +40,12 @@ enum PushBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Never {
+        // A parent may have started us with signals blocked (a `swift test` run does: SIGINT and
+        // SIGTERM among them), and children inherit the mask: the publishers, ffmpeg and the painter
+        // are stopped with SIGINT, so unblock everything before starting any of them.
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        sigprocmask(SIG_SETMASK, &noSignals, nil)
         let parsed: ParsedArguments
         do {
             parsed = try ArgumentParser.parse(arguments, options: options)
