@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
-        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP"]),
+        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "AudioCapture"]),
 
         // MARK: Executables.
 
@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "FLV", "Media", "TestSupport"]),
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
-        .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "TestSupport"]),
+        .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(

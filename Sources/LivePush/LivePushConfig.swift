@@ -232,6 +232,15 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     public var connectRetryCount: Int
     /// Whether the video bitrate follows the network between min and target.
     public var autoBitrate: Bool
+    /// A PNG or JPEG shown instead of the screen while paused or while the capture helper is
+    /// gone (nil: the last picture, dimmed, with a notice).
+    public var pauseImagePath: String?
+    /// A PNG or JPEG shown instead of the screen while the network carries less than the minimum
+    /// bitrate (nil: the last picture, dimmed, with a notice).
+    public var networkPoorImagePath: String?
+    /// How long the network must carry less than the minimum bitrate before the poor-network
+    /// picture replaces the screen, 1000...60000 ms.
+    public var networkPoorAfterMs: Int
 
     public static let fpsRange = 1...60
     public static let gopSecondsRange = 1...10
@@ -241,6 +250,7 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     public static let audioBitrateKbpsRange = 32...320
     public static let connectRetryIntervalMsRange = 1000...60000
     public static let connectRetryCountRange = 0...100
+    public static let networkPoorAfterMsRange = 1000...60000
 
     /// Broadcasting a desktop screen: 1080p, 30 fps, 2 s GOP, resolution-first bitrates with auto bitrate,
     /// libx264, 48 kHz stereo AAC at 128 kbps, fit, 5 reconnection attempts 2 s apart.
@@ -261,7 +271,10 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         scaleMode: ScaleMode = .fit,
         connectRetryIntervalMs: Int = 2000,
         connectRetryCount: Int = 5,
-        autoBitrate: Bool = true
+        autoBitrate: Bool = true,
+        pauseImagePath: String? = nil,
+        networkPoorImagePath: String? = nil,
+        networkPoorAfterMs: Int = 5000
     ) {
         self.resolution = resolution
         self.fps = fps
@@ -278,6 +291,9 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         self.connectRetryIntervalMs = connectRetryIntervalMs
         self.connectRetryCount = connectRetryCount
         self.autoBitrate = autoBitrate
+        self.pauseImagePath = pauseImagePath
+        self.networkPoorImagePath = networkPoorImagePath
+        self.networkPoorAfterMs = networkPoorAfterMs
     }
 
     public var videoWidth: Int { resolution.width }
@@ -327,6 +343,7 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         try Self.check(.audioBitrateKbps, audioBitrateKbps, in: Self.audioBitrateKbpsRange)
         try Self.check(.connectRetryIntervalMs, connectRetryIntervalMs, in: Self.connectRetryIntervalMsRange)
         try Self.check(.connectRetryCount, connectRetryCount, in: Self.connectRetryCountRange)
+        try Self.check(.networkPoorAfterMs, networkPoorAfterMs, in: Self.networkPoorAfterMsRange)
         return self
     }
 
@@ -375,6 +392,9 @@ extension LivePushConfig {
         case connectRetryIntervalMs
         case connectRetryCount
         case autoBitrate
+        case pauseImagePath
+        case networkPoorImagePath
+        case networkPoorAfterMs
 
         /// The key in a JSON configuration file: the Swift property name.
         public var jsonKey: String { rawValue }
@@ -397,6 +417,9 @@ extension LivePushConfig {
             case .connectRetryIntervalMs: "retry-interval"
             case .connectRetryCount: "retry-count"
             case .autoBitrate: "no-auto-bitrate"
+            case .pauseImagePath: "pause-image"
+            case .networkPoorImagePath: "network-poor-image"
+            case .networkPoorAfterMs: "network-poor-after"
             }
         }
 
@@ -409,7 +432,7 @@ extension LivePushConfig {
             case .gopSeconds: "s"
             case .targetVideoBitrateKbps, .minVideoBitrateKbps, .initialVideoBitrateKbps, .audioBitrateKbps: "kbps"
             case .audioSampleRateHz: "Hz"
-            case .connectRetryIntervalMs: "ms"
+            case .connectRetryIntervalMs, .networkPoorAfterMs: "ms"
             default: nil
             }
         }
@@ -488,7 +511,10 @@ extension LivePushConfig {
             connectRetryIntervalMs: try value(Int.self, .connectRetryIntervalMs, expected: number)
                 ?? defaults.connectRetryIntervalMs,
             connectRetryCount: try value(Int.self, .connectRetryCount, expected: number) ?? defaults.connectRetryCount,
-            autoBitrate: try value(Bool.self, .autoBitrate, expected: "true or false") ?? defaults.autoBitrate)
+            autoBitrate: try value(Bool.self, .autoBitrate, expected: "true or false") ?? defaults.autoBitrate,
+            pauseImagePath: try value(String.self, .pauseImagePath, expected: "a file path"),
+            networkPoorImagePath: try value(String.self, .networkPoorImagePath, expected: "a file path"),
+            networkPoorAfterMs: try value(Int.self, .networkPoorAfterMs, expected: number) ?? defaults.networkPoorAfterMs)
     }
 
     /// Writes every field under its property name; bitrates that are nil are left out.
@@ -509,6 +535,9 @@ extension LivePushConfig {
         try container.encode(connectRetryIntervalMs, forKey: .connectRetryIntervalMs)
         try container.encode(connectRetryCount, forKey: .connectRetryCount)
         try container.encode(autoBitrate, forKey: .autoBitrate)
+        try container.encodeIfPresent(pauseImagePath, forKey: .pauseImagePath)
+        try container.encodeIfPresent(networkPoorImagePath, forKey: .networkPoorImagePath)
+        try container.encode(networkPoorAfterMs, forKey: .networkPoorAfterMs)
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and

@@ -31,11 +31,23 @@ public final class LivePusher: @unchecked Sendable {
     private let lock = NSLock()
     private var endpoint: PusherEndpoint?
     private var pipeline: VideoPipeline?
+    private var audioPipeline: AudioPipeline?
+    private var microphone: Microphone?
     private var recording: LocalRecording?
     private var pushes: [RTMPOutput] = []
     private var statisticsTimer: DispatchSourceTimer?
     private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, bytes: 0)
+    private var lastAudioBytes = 0
     private var lastCpuSeconds = 0.0
+    private var lastSystemTicks: (busy: UInt64, total: UInt64)?
+    private var bitrateController: BitrateController
+    /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
+    private var userPaused = false
+    private var helperPaused = false
+    /// A helper (re)started: the screen comes back with its first frame.
+    private var helperReturning = false
+    /// Since when the network has carried less than the minimum bitrate (ns), if it has.
+    private var networkPoorSinceNs: UInt64?
 
     /// A pusher with a validated `config`. Callbacks go to `observer` on `callbackQueue`
     /// (a private serial queue when nil).
@@ -43,6 +55,9 @@ public final class LivePusher: @unchecked Sendable {
         throws(LivePushError)
     {
         do { self.config = try config.validated() } catch { throw .config(error) }
+        let bitrates = self.config.effectiveBitratesKbps
+        bitrateController = BitrateController(targetKbps: bitrates.target, minKbps: bitrates.min,
+                                              currentKbps: bitrates.initial, enabled: self.config.autoBitrate)
         self.observer = observer
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "livepush.observer")
     }
@@ -52,26 +67,32 @@ public final class LivePusher: @unchecked Sendable {
     // MARK: Screen capture
 
     /// Listens for a capture helper on `group` and starts the video pipeline (black until a
-    /// helper sends frames). `runtimeDirectory` overrides XDG_RUNTIME_DIR.
-    public func startScreenCapture(group: String, runtimeDirectory: String? = nil) throws(LivePushError) {
+    /// helper sends frames) and, unless `audio` is false, the audio pipeline (silence until a
+    /// source sends samples: `startMicrophone`, or a helper's desktop audio). Video and audio
+    /// share one timeline from this moment. `runtimeDirectory` overrides XDG_RUNTIME_DIR.
+    public func startScreenCapture(group: String, runtimeDirectory: String? = nil, audio: Bool = true)
+        throws(LivePushError)
+    {
         lock.lock()
         defer { lock.unlock() }
         if let endpoint { throw .alreadyCapturing(group: endpoint.configuration.group) }
-        let bitrates = config.effectiveBitratesKbps
+        let epochNs = MonotonicClock.nowNs()
         let settings = VideoPipelineSettings(
             width: config.videoWidth, height: config.videoHeight, fps: config.fps, gopSeconds: config.gopSeconds,
-            bitrateKbps: bitrates.initial, encoder: config.encoder, scaleMode: config.scaleMode)
+            bitrateKbps: bitrateController.currentKbps, encoder: config.encoder, scaleMode: config.scaleMode,
+            epochNs: epochNs)
         let box = EndpointBox()
+        let images = loadPlaceholderImages()
         let pipeline: VideoPipeline
         do {
-            pipeline = try VideoPipeline(settings: settings) { box.endpoint?.acquireLatestFrame() }
+            pipeline = try VideoPipeline(settings: settings, images: images) { box.endpoint?.acquireLatestFrame() }
         } catch {
             // A hardware encoder is probed by opening it: without its GPU, fall back to libx264.
             guard settings.encoder != .libx264 else { throw .encoder(error) }
             var fallback = settings
             fallback.encoder = .libx264
             do {
-                pipeline = try VideoPipeline(settings: fallback) { box.endpoint?.acquireLatestFrame() }
+                pipeline = try VideoPipeline(settings: fallback, images: images) { box.endpoint?.acquireLatestFrame() }
             } catch {
                 throw .encoder(error)
             }
@@ -91,15 +112,90 @@ public final class LivePusher: @unchecked Sendable {
         } catch {
             throw .screenCapture(error)
         }
+        var audioPipeline: AudioPipeline?
+        if audio {
+            do {
+                audioPipeline = try AudioPipeline(settings: AudioPipelineSettings(
+                    sampleRateHz: config.audioSampleRateHz, channels: config.audioChannels,
+                    bitrateKbps: config.audioBitrateKbps, epochNs: epochNs, videoSamplingLagMs: 500 / config.fps))
+            } catch {
+                endpoint.stop()
+                throw .encoder(error)
+            }
+        }
         box.endpoint = endpoint
+        if let audioPipeline { connectAudio(audioPipeline) }
         pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
         pipeline.onEncoderError = { [weak self] error in
             self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
         }
         self.endpoint = endpoint
         self.pipeline = pipeline
+        self.audioPipeline = audioPipeline
         pipeline.start()
+        audioPipeline?.start()
         startStatistics()
+    }
+
+    /// The configured pause and poor-network images; one that cannot be read is a warning
+    /// (the dimmed last picture is shown instead), never a reason not to broadcast.
+    private func loadPlaceholderImages() -> PlaceholderImages {
+        func load(_ path: String?, _ role: String) -> StillImage? {
+            guard let path else { return nil }
+            do {
+                return try StillImage.load(path: path)
+            } catch {
+                notify { $0.onWarning(code: LivePushWarningCode.imageUnreadable,
+                                      message: "cannot use '\(path)' as the \(role) image (\(error)); use a PNG or JPEG file. "
+                                        + "The last picture, dimmed, is shown instead", extraInfo: ["path": path]) }
+                return nil
+            }
+        }
+        return PlaceholderImages(pause: load(config.pauseImagePath, "pause"),
+                                 networkPoor: load(config.networkPoorImagePath, "poor-network"))
+    }
+
+    // MARK: Pause
+
+    /// Sends the pause image (or the last picture, dimmed, with a notice) instead of the screen,
+    /// at the same frame rate; audio goes on. The reference SDK's pause.
+    public func pause() {
+        lock.lock()
+        userPaused = true
+        pipeline?.showPlaceholder(.paused)
+        lock.unlock()
+    }
+
+    /// The screen again, from the next frame (a keyframe).
+    public func resume() {
+        lock.lock()
+        userPaused = false
+        if !helperPaused { pipeline?.hidePlaceholder(.paused) }
+        lock.unlock()
+    }
+
+    /// Whether a placeholder is shown instead of the screen now, and why: "paused",
+    /// "helperLost" or "networkPoor"; nil while the screen is shown.
+    public var placeholderShown: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return pipeline?.shownPlaceholder.map { "\($0)" }
+    }
+
+    private func connectAudio(_ audioPipeline: AudioPipeline) {
+        audioPipeline.onFirstSamples = { [weak self] _ in self?.notify { $0.onCaptureFirstAudioFrame() } }
+        audioPipeline.onMicrophoneLevel = { [weak self] level in self?.notify { $0.onMicrophoneVolumeUpdate(volume: level) } }
+        audioPipeline.onEncoderError = { [weak self] error in
+            self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: "audio: \(error)", extraInfo: [:]) }
+        }
+        let rate = audioPipeline.settings.sampleRateHz, channels = audioPipeline.settings.channels
+        audioPipeline.onProcessFrame = { [weak self] samples, ptsMs in
+            // Called on the audio thread, synchronously: the observer changes the frame in place.
+            guard let observer = self?.observer else { return }
+            var frame = AudioFrame(samples: samples, sampleRateHz: rate, channels: channels, ptsMs: ptsMs)
+            observer.onProcessAudioFrame(&frame)
+            if frame.samples.count == samples.count { samples = frame.samples }
+        }
     }
 
     /// The socket a helper connects to, while screen capture runs.
@@ -113,22 +209,48 @@ public final class LivePusher: @unchecked Sendable {
     public func stopScreenCapture() {
         stopPush()
         stopLocalRecording()
+        stopMicrophone()
         lock.lock()
-        let endpoint = self.endpoint, pipeline = self.pipeline
+        let endpoint = self.endpoint, pipeline = self.pipeline, audioPipeline = self.audioPipeline
         self.endpoint = nil
         self.pipeline = nil
+        self.audioPipeline = nil
         statisticsTimer?.cancel()
         statisticsTimer = nil
         lock.unlock()
         endpoint?.stop()
         pipeline?.stop()
+        audioPipeline?.stop()
     }
 
     private func handle(_ event: CaptureLinkEvent) {
         switch event {
         case .started:
+            lock.withLock {
+                helperReturning = true
+                pipeline?.startNewSession()
+            }
             notify { $0.onScreenCaptureStarted() }
+        case .frame:
+            // A helper that (re)started: its first frame brings the screen back, on a keyframe.
+            lock.withLock {
+                if helperReturning {
+                    helperReturning = false
+                    pipeline?.hidePlaceholder(.helperLost)
+                }
+            }
+        case .paused:
+            lock.withLock {
+                helperPaused = true
+                pipeline?.showPlaceholder(.paused)
+            }
+        case .resumed:
+            lock.withLock {
+                helperPaused = false
+                if !userPaused { pipeline?.hidePlaceholder(.paused) }
+            }
         case .finished(let code, let text):
+            helperGone()
             let reason: Int32 = code == FinishReason.user.rawValue ? 0 : 1
             if reason != 0 {
                 notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: "capture helper finished: \(text)",
@@ -136,17 +258,35 @@ public final class LivePusher: @unchecked Sendable {
             }
             notify { $0.onScreenCaptureStopped(reason: reason) }
         case .lost(let reason):
+            helperGone()
             notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: reason, extraInfo: [:]) }
             notify { $0.onScreenCaptureStopped(reason: 1) }
         case .violation(let violation, _):
+            helperGone()
             notify { $0.onWarning(code: LivePushWarningCode.helperViolation, message: violation.description,
                                   extraInfo: ["rule": violation.code.name]) }
             notify { $0.onScreenCaptureStopped(reason: 1) }
         case .rejected(let code, let reason):
             notify { $0.onWarning(code: LivePushWarningCode.helperRejected, message: reason,
                                   extraInfo: ["rule": code.name]) }
-        case .connected, .frame, .unchangedFrame, .audio, .paused, .resumed:
+        case .audio(let audio):
+            lock.lock()
+            let audioPipeline = self.audioPipeline
+            lock.unlock()
+            audioPipeline?.push(audio)
+        case .connected, .unchangedFrame:
             break
+        }
+    }
+
+    /// The helper stopped or went away: the output goes on with the placeholder, at its frame
+    /// rate, and audio goes on, until a helper comes back on the group.
+    private func helperGone() {
+        lock.withLock {
+            helperReturning = false
+            helperPaused = false
+            if !userPaused { pipeline?.hidePlaceholder(.paused) }
+            pipeline?.showPlaceholder(.helperLost)
         }
     }
 
@@ -183,8 +323,8 @@ public final class LivePusher: @unchecked Sendable {
         guard let pipeline, !pushes.contains(where: { $0.url == url }) else { return -1 }
         let output: RTMPOutput
         do {
-            output = try RTMPOutput(url: url, encoder: pipeline.videoEncoder, retryIntervalMs: config.connectRetryIntervalMs,
-                                    retryCount: config.connectRetryCount)
+            output = try RTMPOutput(url: url, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
+                                    retryIntervalMs: config.connectRetryIntervalMs, retryCount: config.connectRetryCount)
         } catch {
             return -1
         }
@@ -192,13 +332,28 @@ public final class LivePusher: @unchecked Sendable {
         output.onStatus = { [weak self] status, message in
             self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: ["url": redacted]) }
         }
-        output.onFailure = { [weak self] message in
-            self?.notify { $0.onError(code: LivePushErrorCode.pushFailed, message: message, extraInfo: ["url": redacted]) }
+        output.onRetry = { [weak self] error, attempt in
+            self?.notify { $0.onWarning(code: LivePushWarningCode.pushReconnecting,
+                                        message: "push to \(redacted) failed (\(error)); retrying",
+                                        extraInfo: ["url": redacted, "cause": error.kind.rawValue, "attempt": String(attempt)]) }
+        }
+        output.onFailure = { [weak self] error in
+            let hint = error.kind == .rejected && error.step == .publish
+                ? " (a server refuses a second publisher on a stream key already in use: stop the other one or use another key)"
+                : ""
+            self?.notify { $0.onError(code: LivePushErrorCode.push(error.kind), message: "push to \(redacted) failed: \(error)\(hint)",
+                                      extraInfo: ["url": redacted, "cause": error.kind.rawValue]) }
         }
         output.onNeedKeyframe = { [weak pipeline] in pipeline?.requestKeyframe() }
+        output.onCongestion = { [weak self] dropped in
+            self?.notify { $0.onWarning(code: LivePushWarningCode.networkBusy,
+                                        message: "the network to \(redacted) is slower than the stream: \(dropped) video frames dropped",
+                                        extraInfo: ["url": redacted, "framesDropped": String(dropped)]) }
+        }
         pushes.append(output)
         output.start()
         pipeline.add(output)
+        audioPipeline?.add(output)
         return 0
     }
 
@@ -208,7 +363,10 @@ public final class LivePusher: @unchecked Sendable {
         lock.lock()
         let outputs = pushes
         pushes = []
-        for output in outputs { pipeline?.remove(output) }
+        for output in outputs {
+            pipeline?.remove(output)
+            audioPipeline?.remove(output)
+        }
         lock.unlock()
         for output in outputs { output.stop() }
     }
@@ -249,6 +407,111 @@ public final class LivePusher: @unchecked Sendable {
         return pushes.map(\.url.description)
     }
 
+    // MARK: Bitrate
+
+    /// The bitrate auto bitrate climbs back to on a good network (or, without it, the bitrate);
+    /// 0, or -2 outside 100...50000 kbps or below the minimum.
+    @discardableResult
+    public func setTargetVideoBitrate(kbps: Int) -> Int32 {
+        guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidURL }
+        lock.lock()
+        defer { lock.unlock() }
+        guard kbps >= bitrateController.minKbps else { return LivePushErrorCode.invalidURL }
+        if let newKbps = bitrateController.setTarget(kbps) { pipeline?.setBitrate(kbps: newKbps) }
+        return 0
+    }
+
+    /// The lowest bitrate auto bitrate goes down to; 0, or -2 outside 100...50000 kbps or above the target.
+    @discardableResult
+    public func setMinVideoBitrate(kbps: Int) -> Int32 {
+        guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidURL }
+        lock.lock()
+        defer { lock.unlock() }
+        guard kbps <= bitrateController.targetKbps else { return LivePushErrorCode.invalidURL }
+        if let newKbps = bitrateController.setMin(kbps) { pipeline?.setBitrate(kbps: newKbps) }
+        return 0
+    }
+
+    /// The bitrate the video encoder runs at now.
+    public var currentVideoBitrateKbps: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return bitrateController.currentKbps
+    }
+
+    // MARK: Audio
+
+    /// The microphone's volume in percent: 100 as captured, 0 silent, up to 400 amplified.
+    public func setCaptureVolume(_ percent: Int) { currentAudioPipeline?.setVolume(percent, for: .microphone) }
+
+    /// The helper's desktop audio volume in percent, as `setCaptureVolume`.
+    public func setDesktopAudioVolume(_ percent: Int) { currentAudioPipeline?.setVolume(percent, for: .desktop) }
+
+    /// Sends silence instead of the audio (or the audio again); the audio track and its
+    /// timestamps go on, so players do not notice a gap.
+    public func setMute(_ muted: Bool) { currentAudioPipeline?.setMuted(muted) }
+
+    /// Reports the microphone's level to `onMicrophoneVolumeUpdate` every `intervalMs`
+    /// (100 or more; 0 stops).
+    public func enableVolumeEvaluation(intervalMs: Int) {
+        currentAudioPipeline?.setLevelInterval(ms: intervalMs <= 0 ? 0 : max(100, intervalMs))
+    }
+
+    /// Captures the microphone through PipeWire: the source named `name` (a node name, as
+    /// `livepush devices` lists them) or the default one. Returns 0, or -1 when screen capture
+    /// (which owns the audio pipeline) is not started, audio is off, or no microphone can be
+    /// opened; then `onWarning(microphoneUnavailable)` says what is missing and how to fix it,
+    /// and the stream carries silence.
+    @discardableResult
+    public func startMicrophone(name: String? = nil) -> Int32 {
+        lock.lock()
+        guard let audioPipeline, microphone == nil else {
+            lock.unlock()
+            return -1
+        }
+        let result = Microphone.open(name: name, pipeline: audioPipeline) { [weak self] event in
+            self?.handle(event)
+        }
+        if case .success(let microphone) = result { self.microphone = microphone }
+        lock.unlock()
+        switch result {
+        case .success:
+            return 0
+        case .failure(let problem):
+            notify { $0.onWarning(code: LivePushWarningCode.microphoneUnavailable,
+                                  message: "no microphone: \(problem.description); the stream carries silence instead",
+                                  extraInfo: name.map { ["mic": $0] } ?? [:]) }
+            return -1
+        }
+    }
+
+    private func handle(_ event: MicrophoneEvent) {
+        switch event {
+        case .lost(let source):
+            notify { $0.onWarning(code: LivePushWarningCode.microphoneLost,
+                                  message: "the microphone '\(source)' went away; silence until it returns",
+                                  extraInfo: ["mic": source]) }
+        case .returned(let source):
+            notify { $0.onWarning(code: LivePushWarningCode.microphoneReturned,
+                                  message: "the microphone '\(source)' is back", extraInfo: ["mic": source]) }
+        }
+    }
+
+    /// Stops capturing the microphone (its place in the mix becomes silence).
+    public func stopMicrophone() {
+        lock.lock()
+        let microphone = self.microphone
+        self.microphone = nil
+        lock.unlock()
+        microphone?.stop()
+    }
+
+    private var currentAudioPipeline: AudioPipeline? {
+        lock.lock()
+        defer { lock.unlock() }
+        return audioPipeline
+    }
+
     // MARK: Local recording
 
     /// Starts recording to `path` (.mp4 fragmented, .mkv or .flv). Returns 0, or the reference
@@ -262,7 +525,8 @@ public final class LivePusher: @unchecked Sendable {
         if recording != nil {
             code = LocalRecordingCode.alreadyRecording
         } else if let pipeline {
-            switch LocalRecording.open(path: path, encoder: pipeline.videoEncoder, progressIntervalMs: progressIntervalMs) {
+            switch LocalRecording.open(path: path, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
+                                       progressIntervalMs: progressIntervalMs) {
             case .success(let recording):
                 recording.onProgress = { [weak self] durationMs in
                     self?.notify { $0.onLocalRecording(durationMs: durationMs, storagePath: path) }
@@ -273,6 +537,7 @@ public final class LivePusher: @unchecked Sendable {
                 }
                 self.recording = recording
                 pipeline.add(recording)
+                audioPipeline?.add(recording)
                 code = LocalRecordingCode.ok
             case .failure(let error):
                 code = error.code
@@ -290,7 +555,10 @@ public final class LivePusher: @unchecked Sendable {
         lock.lock()
         let recording = self.recording
         self.recording = nil
-        if let recording { pipeline?.remove(recording) }
+        if let recording {
+            pipeline?.remove(recording)
+            audioPipeline?.remove(recording)
+        }
         lock.unlock()
         guard let recording else { return }
         let failure = recording.finish()
@@ -321,25 +589,79 @@ public final class LivePusher: @unchecked Sendable {
         lock.lock()
         guard let pipeline else { lock.unlock(); return }
         let counters = pipeline.counters
+        let audioBytes = audioPipeline?.counters.bytes ?? 0
+        let outputs = pushes.map { $0.takeFigures() }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpuSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         var figures = LivePusherStatistics()
         figures.appCpu = Int((100 * (cpuSeconds - lastCpuSeconds)).rounded())
+        if let ticks = SystemCPU.ticks() {
+            if let last = lastSystemTicks, ticks.total > last.total {
+                figures.systemCpu = Int((100 * Double(ticks.busy - last.busy) / Double(ticks.total - last.total)).rounded())
+            }
+            lastSystemTicks = ticks
+        }
         figures.width = config.videoWidth
         figures.height = config.videoHeight
         figures.fps = counters.encoded - lastCounters.encoded
         figures.videoBitrateKbps = (counters.bytes - lastCounters.bytes) * 8 / 1000
+        figures.audioBitrateKbps = (audioBytes - lastAudioBytes) * 8 / 1000
+        figures.audioSampleRateHz = audioPipeline?.settings.sampleRateHz ?? 0
+        figures.audioChannels = audioPipeline?.settings.channels ?? 0
         figures.framesRepeated = counters.repeated
         figures.framesSkipped = counters.skipped
         figures.recordingBytes = recording?.bytesWritten ?? 0
+        figures.delayMs = outputs.map(\.delayMs).max() ?? 0
+        figures.jitterMs = outputs.map(\.jitterMs).max() ?? 0
+        figures.framesDropped = outputs.reduce(0) { $0 + $1.framesDropped }
+        figures.queueMs = outputs.map(\.queuedMs).max() ?? 0
+        figures.bytesSent = outputs.reduce(0) { $0 + $1.bytesSent }
+        figures.sendBitrateKbps = outputs.reduce(0) { $0 + $1.sendRateKbps }
         lastCounters = counters
+        lastAudioBytes = audioBytes
         lastCpuSeconds = cpuSeconds
+        // Auto bitrate: the slowest publishing destination sets the pace of the one encode.
+        let audioKbps = audioPipeline == nil ? 0 : config.audioBitrateKbps
+        let decision = bitrateController.update(
+            destinations: outputs.filter(\.isPublishing).map {
+                .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps, dropThresholdMs: 2000)
+            }, audioKbps: audioKbps)
+        if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
+        updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)
+        figures.encoderBitrateKbps = bitrateController.currentKbps
         statistics = figures
         lock.unlock()
         let snapshot = figures
+        if let newKbps = decision, bitrateController.lastChangeWasDown {
+            notify { $0.onWarning(code: LivePushWarningCode.networkBusy,
+                                  message: "the network is slower than the stream: video bitrate lowered to \(newKbps) kbps",
+                                  extraInfo: ["bitrateKbps": String(newKbps)]) }
+        }
         notify { $0.onStatisticsUpdate(snapshot) }
+    }
+
+    /// The poor-network picture replaces the screen once a destination has carried less than
+    /// the minimum bitrate with a backlog for `networkPoorAfterMs`, and leaves once every queue
+    /// has drained. Called with the lock held.
+    private func updateNetworkPoor(_ outputs: [RTMPOutputFigures], pipeline: VideoPipeline) {
+        let minKbps = bitrateController.minKbps
+        let poor = outputs.contains {
+            $0.queuedMs > BitrateController.congestedQueueMs && $0.sendRateKbps < minKbps
+        }
+        let drained = outputs.allSatisfy { $0.queuedMs < BitrateController.calmQueueMs }
+        let nowNs = MonotonicClock.nowNs()
+        if poor {
+            let since = networkPoorSinceNs ?? nowNs
+            networkPoorSinceNs = since
+            if nowNs - since >= UInt64(config.networkPoorAfterMs) * 1_000_000 && pipeline.shownPlaceholder != .networkPoor {
+                pipeline.showPlaceholder(.networkPoor)
+            }
+        } else if drained {
+            networkPoorSinceNs = nil
+            pipeline.hidePlaceholder(.networkPoor)
+        }
     }
 
     private func notify(_ call: @escaping @Sendable (any LivePusherObserver) -> Void) {

@@ -1,3 +1,5 @@
+import RTMP
+
 /// What a `LivePusher` reports, in the shape of the mobile SDKs' observers (Tencent's
 /// V2TXLivePusherObserver). Callbacks arrive in order on the pusher's callback queue; every
 /// method has an empty default, so an observer implements only what it needs.
@@ -24,6 +26,26 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     func onLocalRecording(durationMs: Int, storagePath: String)
     /// `code` 0: the file is complete; -1 recording failed.
     func onLocalRecordComplete(code: Int32, storagePath: String)
+    /// The first samples of audio (microphone or desktop) reached the mixer.
+    func onCaptureFirstAudioFrame()
+    /// The microphone's level, 0 (silence, −60 dBFS and below) to 100 (full scale), every
+    /// `intervalMs` after `enableVolumeEvaluation(intervalMs:)`.
+    func onMicrophoneVolumeUpdate(volume: Int)
+    /// Every 20 ms of mixed audio before it is encoded, to read or change in place: interleaved
+    /// 32-bit float samples (native little-endian byte order), nominally −1...1, `channels`
+    /// per sample frame (left first), `sampleRateHz / 50` frames. Called on the audio thread:
+    /// return quickly (the frame is due 20 ms later).
+    func onProcessAudioFrame(_ frame: inout AudioFrame)
+}
+
+/// 20 ms of mixed audio (`onProcessAudioFrame`).
+public struct AudioFrame: Sendable {
+    /// Interleaved float samples; change them in place, keep the count.
+    public var samples: [Float]
+    public let sampleRateHz: Int
+    public let channels: Int
+    /// Position on the stream's timeline, in ms.
+    public let ptsMs: Int64
 }
 
 extension LivePusherObserver {
@@ -37,6 +59,9 @@ extension LivePusherObserver {
     public func onLocalRecordBegin(code: Int32, storagePath: String) {}
     public func onLocalRecording(durationMs: Int, storagePath: String) {}
     public func onLocalRecordComplete(code: Int32, storagePath: String) {}
+    public func onCaptureFirstAudioFrame() {}
+    public func onMicrophoneVolumeUpdate(volume: Int) {}
+    public func onProcessAudioFrame(_ frame: inout AudioFrame) {}
 }
 
 /// The figures of `onStatisticsUpdate`.
@@ -56,6 +81,23 @@ public struct LivePusherStatistics: Equatable, Sendable {
     public var framesRepeated: Int = 0
     /// Bytes of the current recording.
     public var recordingBytes: Int64 = 0
+    /// The whole system's CPU use, percent of all cores.
+    public var systemCpu: Int = 0
+    /// The bitrate the video encoder runs at now (auto bitrate moves it between min and target).
+    public var encoderBitrateKbps: Int = 0
+    /// Audio sent: rate and channels (0 when the stream has no audio).
+    public var audioSampleRateHz: Int = 0
+    public var audioChannels: Int = 0
+    /// Push figures of the last second, over every destination: the longest time a packet
+    /// waited in a send queue (mean per destination, the worst one), its standard deviation,
+    /// the video frames dropped for congestion, the longest queue, and the bytes sent.
+    public var delayMs: Int = 0
+    public var jitterMs: Int = 0
+    public var framesDropped: Int = 0
+    public var queueMs: Int = 0
+    public var bytesSent: Int = 0
+    /// What the network carried in the last second, over every destination.
+    public var sendBitrateKbps: Int = 0
     public init() {}
 }
 
@@ -65,17 +107,60 @@ public enum LivePushErrorCode {
     public static let screenCaptureFailed: Int32 = -1308
     /// The push URL cannot be used (not rtmp://, no key, ...).
     public static let invalidURL: Int32 = -2
-    /// Pushing failed for good: the server refused, or reconnecting ran out of retries.
+    /// Pushing failed for good for another reason than those below.
     public static let pushFailed: Int32 = -1307
+    /// Pushing gave up (after its retries, or at once when the server refused). The code says why:
+    /// the server's host name does not resolve,
+    public static let pushDNSFailed: Int32 = -1401
+    /// nothing listens on the server's port,
+    public static let pushConnectionRefused: Int32 = -1402
+    /// the server did not answer in time,
+    public static let pushTimedOut: Int32 = -1403
+    /// the server broke off the RTMP handshake or a command,
+    public static let pushHandshakeFailed: Int32 = -1404
+    /// the server refused the application or the stream key (e.g. a stream is already being
+    /// published with this key; no retries then),
+    public static let pushRejected: Int32 = -1405
+    /// the connection broke while sending and could not be made again.
+    public static let pushNetworkLost: Int32 = -1406
+
+    /// The code for a push failure of `kind`.
+    static func push(_ kind: RTMPError.Kind) -> Int32 {
+        switch kind {
+        case .dnsFailed: pushDNSFailed
+        case .connectionRefused: pushConnectionRefused
+        case .timedOut: pushTimedOut
+        case .handshakeFailed: pushHandshakeFailed
+        case .rejected: pushRejected
+        case .networkLost: pushNetworkLost
+        }
+    }
+
+    /// Whether `code` means that pushing failed.
+    public static func isPushFailure(_ code: Int32) -> Bool { code == pushFailed || (-1406 ... -1401).contains(code) }
 }
 
 /// Warning codes of `onWarning`.
 public enum LivePushWarningCode {
-    public static let helperLost: Int32 = 1101
-    public static let helperViolation: Int32 = 1102
-    public static let helperRejected: Int32 = 1103
+    /// The network is slower than the stream: video frames were dropped or the bitrate lowered
+    /// (the reference SDK's NETWORK_BUSY).
+    public static let networkBusy: Int32 = 1101
+    /// A push connection failed or broke and is being made again; `extraInfo["cause"]` says why
+    /// (dnsFailed, connectionRefused, timedOut, handshakeFailed, networkLost).
+    public static let pushReconnecting: Int32 = 1102
+    public static let helperLost: Int32 = 1201
+    public static let helperViolation: Int32 = 1202
+    public static let helperRejected: Int32 = 1203
     /// The configured encoder could not be opened (no GPU for VA-API or NVENC); libx264 is used.
-    public static let encoderFallback: Int32 = 1104
+    public static let encoderFallback: Int32 = 1204
+    /// The pause or poor-network image cannot be read; the dimmed last picture is shown instead.
+    public static let imageUnreadable: Int32 = 1205
+    /// No microphone: no PipeWire daemon, no source, or the named one is missing; the stream
+    /// carries silence (`message` says what is missing and how to fix it).
+    public static let microphoneUnavailable: Int32 = 1301
+    /// The microphone went away; silence until it returns (then `microphoneReturned`).
+    public static let microphoneLost: Int32 = 1302
+    public static let microphoneReturned: Int32 = 1303
 }
 
 /// Return codes of `startLocalRecording`, as the reference SDK numbers them.

@@ -3,12 +3,14 @@ import Media
 
 /// A recording of the encoded stream into a file: starts at a keyframe, reports progress, and
 /// closes the file cleanly (fragmented MP4 stays playable even if the process is killed).
-final class LocalRecording: EncodedVideoSink, @unchecked Sendable {
+final class LocalRecording: EncodedMediaSink, @unchecked Sendable {
     let path: String
     private let writer: RecordingWriter
     private let progressIntervalMs: Int
     private let lock = NSLock()
     private var startedPtsMs: Int64?
+    private var audioStarted = false
+    private let audioRateHz: Int
     private var lastProgressMs = 0
     private(set) var durationMs = 0
     private(set) var failed: MediaError?
@@ -16,7 +18,9 @@ final class LocalRecording: EncodedVideoSink, @unchecked Sendable {
     var onFailure: (@Sendable (MediaError) -> Void)?
 
     /// Checks `path` as the reference SDK does; returns the file, or the reference's error code.
-    static func open(path: String, encoder: H264Encoder, progressIntervalMs: Int) -> Result<LocalRecording, Int32Error> {
+    static func open(path: String, encoder: H264Encoder, audioEncoder: AACEncoder?, progressIntervalMs: Int)
+        -> Result<LocalRecording, Int32Error>
+    {
         guard RecordingContainer(path: path) != nil else { return .failure(Int32Error(LocalRecordingCode.unsupportedExtension)) }
         if FileManager.default.fileExists(atPath: path) { return .failure(Int32Error(LocalRecordingCode.fileExists)) }
         let directory = (path as NSString).deletingLastPathComponent
@@ -24,8 +28,9 @@ final class LocalRecording: EncodedVideoSink, @unchecked Sendable {
             return .failure(Int32Error(LocalRecordingCode.noPermission))
         }
         do {
-            let writer = try RecordingWriter(path: path, encoder: encoder)
-            return .success(LocalRecording(path: path, writer: writer, progressIntervalMs: progressIntervalMs))
+            let writer = try RecordingWriter(path: path, encoder: encoder, audioEncoder: audioEncoder)
+            return .success(LocalRecording(path: path, writer: writer, progressIntervalMs: progressIntervalMs,
+                                           audioRateHz: audioEncoder?.settings.sampleRateHz ?? 48000))
         } catch {
             // The file could not be created there (no permission, a read-only or special file
             // system, a missing directory): the reference's "no permission" code.
@@ -36,8 +41,9 @@ final class LocalRecording: EncodedVideoSink, @unchecked Sendable {
         }
     }
 
-    private init(path: String, writer: RecordingWriter, progressIntervalMs: Int) {
+    private init(path: String, writer: RecordingWriter, progressIntervalMs: Int, audioRateHz: Int) {
         self.path = path
+        self.audioRateHz = audioRateHz
         self.writer = writer
         self.progressIntervalMs = max(1, progressIntervalMs)
     }
@@ -62,6 +68,24 @@ final class LocalRecording: EncodedVideoSink, @unchecked Sendable {
         if durationMs - lastProgressMs >= progressIntervalMs {
             lastProgressMs = durationMs
             onProgress?(durationMs)
+        }
+    }
+
+    /// Audio joins once the video has started (at its first keyframe), from that instant on.
+    func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard failed == nil, let startedPtsMs, ptsMs >= startedPtsMs else { return }
+        if !audioStarted {
+            audioStarted = true
+            let rate = Int64(audioRateHz)
+            writer.audioTimestampOffset = packet.pts - (ptsMs - startedPtsMs) * rate / 1000
+        }
+        do throws(MediaError) {
+            try writer.write(packet)
+        } catch {
+            failed = error
+            onFailure?(error)
         }
     }
 

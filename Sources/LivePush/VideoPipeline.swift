@@ -12,11 +12,41 @@ struct VideoPipelineSettings: Sendable {
     var bitrateKbps: Int
     var encoder: H264EncoderName
     var scaleMode: ScaleMode
+    /// CLOCK_MONOTONIC time of the shared timeline's zero: frame n is due at epoch + n / fps.
+    var epochNs: UInt64
 }
 
-/// Where encoded video goes (recordings now; RTMP outputs later). Called on the pipeline thread.
-protocol EncodedVideoSink: AnyObject, Sendable {
+/// Why the pipeline shows a placeholder instead of the screen.
+enum PlaceholderReason: Int, Comparable, CaseIterable, Sendable {
+    /// The helper went away (exited, crashed, hung, broke the protocol) and has not come back.
+    case helperLost
+    /// `pause()`, or the helper sent PAUSE.
+    case paused
+    /// The network has carried less than the minimum bitrate for a while.
+    case networkPoor
+
+    static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    var notice: String {
+        switch self {
+        case .helperLost: "Screen capture interrupted"
+        case .paused: "Paused"
+        case .networkPoor: "Poor network"
+        }
+    }
+}
+
+/// The still pictures shown instead of the screen.
+struct PlaceholderImages: Sendable {
+    var pause: StillImage?
+    var networkPoor: StillImage?
+}
+
+/// Where encoded media goes (recordings, RTMP outputs). Video arrives on the video pipeline's
+/// thread, audio on the audio pipeline's; `ptsMs` is on the shared timeline (zero at the epoch).
+protocol EncodedMediaSink: AnyObject, Sendable {
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64)
+    func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64)
 }
 
 /// The video pipeline, on its own thread: at a constant output frame rate, on CLOCK_MONOTONIC
@@ -29,6 +59,9 @@ final class VideoPipeline: @unchecked Sendable {
     private let encoder: H264Encoder
     private let converter: FrameConverter
     private let picture: VideoFrame
+    /// What is shown while a placeholder reason is active (drawn when the reasons change).
+    private let placeholder: VideoFrame
+    private let images: PlaceholderImages
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
@@ -38,16 +71,26 @@ final class VideoPipeline: @unchecked Sendable {
     var onEncoderError: (@Sendable (MediaError) -> Void)?
 
     struct State {
-        var sinks: [ObjectIdentifier: EncodedVideoSink] = [:]
+        var sinks: [ObjectIdentifier: EncodedMediaSink] = [:]
         var keyframeRequested = false
+        /// A bitrate to switch the encoder to before the next frame.
+        var pendingBitrateKbps: Int?
+        var bitrateKbps = 0
         var framesEncoded = 0
         var framesRepeated = 0
         var framesSkipped = 0
         var bytesEncoded = 0
         var lastSequence: UInt64 = 0
+        /// Active reasons to show a placeholder; the highest one is shown.
+        var placeholderReasons: Set<PlaceholderReason> = []
+        var shownPlaceholder: PlaceholderReason?
+        var framesPlaceholder = 0
     }
 
-    init(settings: VideoPipelineSettings, frameSource: @escaping @Sendable () -> BorrowedFrame?) throws(MediaError) {
+    init(settings: VideoPipelineSettings, images: PlaceholderImages = PlaceholderImages(),
+         frameSource: @escaping @Sendable () -> BorrowedFrame?) throws(MediaError)
+    {
+        self.images = images
         self.settings = settings
         self.frameSource = frameSource
         var encoderSettings = H264EncoderSettings(width: settings.width, height: settings.height, fps: settings.fps,
@@ -58,6 +101,8 @@ final class VideoPipeline: @unchecked Sendable {
         converter = FrameConverter(scaleMode: settings.scaleMode)
         picture = try VideoFrame(width: settings.width, height: settings.height)
         picture.fillBlack()
+        placeholder = try VideoFrame(width: settings.width, height: settings.height)
+        state.withLock { $0.bitrateKbps = settings.bitrateKbps }
     }
 
     /// The encoder, for outputs that need its parameters (a container's codec configuration).
@@ -76,7 +121,7 @@ final class VideoPipeline: @unchecked Sendable {
         finished.wait()
     }
 
-    func add(_ sink: EncodedVideoSink) {
+    func add(_ sink: EncodedMediaSink) {
         state.withLock {
             $0.sinks[ObjectIdentifier(sink)] = sink
             $0.keyframeRequested = true  // a new output starts on a keyframe
@@ -88,7 +133,35 @@ final class VideoPipeline: @unchecked Sendable {
         state.withLock { $0.keyframeRequested = true }
     }
 
-    func remove(_ sink: EncodedVideoSink) {
+    /// The encoder's bitrate from the next frame on (auto bitrate, `setTargetVideoBitrate`).
+    func setBitrate(kbps: Int) {
+        state.withLock { $0.pendingBitrateKbps = kbps }
+    }
+
+    /// The bitrate the encoder runs at.
+    var bitrateKbps: Int { state.withLock { $0.pendingBitrateKbps ?? $0.bitrateKbps } }
+
+    /// Shows a placeholder for `reason` (until `hidePlaceholder(reason)`): the pause image or
+    /// the poor-network image when configured, else the last picture dimmed with a notice.
+    /// The output keeps its frame rate throughout.
+    func showPlaceholder(_ reason: PlaceholderReason) {
+        state.withLock { _ = $0.placeholderReasons.insert(reason) }
+    }
+
+    /// The screen again (from the next fresh frame on, which will be a keyframe) once no reason is left.
+    func hidePlaceholder(_ reason: PlaceholderReason) {
+        state.withLock { _ = $0.placeholderReasons.remove(reason) }
+    }
+
+    /// A new helper session: its frame sequence starts again from 1.
+    func startNewSession() {
+        state.withLock { $0.lastSequence = 0 }
+    }
+
+    /// The placeholder shown now, if any.
+    var shownPlaceholder: PlaceholderReason? { state.withLock { $0.placeholderReasons.max() } }
+
+    func remove(_ sink: EncodedMediaSink) {
         _ = state.withLock { $0.sinks.removeValue(forKey: ObjectIdentifier(sink)) }
     }
 
@@ -97,10 +170,13 @@ final class VideoPipeline: @unchecked Sendable {
         state.withLock { ($0.framesEncoded, $0.framesRepeated, $0.framesSkipped, $0.bytesEncoded) }
     }
 
+    /// Frames that showed a placeholder, since the start.
+    var framesPlaceholder: Int { state.withLock { $0.framesPlaceholder } }
+
     private func run() {
         defer { finished.signal() }
         let intervalNs = 1_000_000_000 / UInt64(settings.fps)
-        let startNs = MonotonicClock.nowNs()
+        let startNs = settings.epochNs
         var tick: UInt64 = 0
         var sawFirstFrame = false
         while running.load(ordering: .relaxed) {
@@ -111,11 +187,28 @@ final class VideoPipeline: @unchecked Sendable {
                 onFirstFrame?()
             }
             if !fresh { state.withLock { $0.framesRepeated += 1 } }
-            let forceKeyframe = state.withLock { state -> Bool in
-                defer { state.keyframeRequested = false }
-                return state.keyframeRequested
+            let (wanted, shown) = state.withLock { ($0.placeholderReasons.max(), $0.shownPlaceholder) }
+            if wanted != shown {
+                if let wanted { drawPlaceholder(wanted) }
+                state.withLock {
+                    $0.shownPlaceholder = wanted
+                    // Back to the screen, or to another picture: start it on a keyframe.
+                    $0.keyframeRequested = true
+                }
             }
-            encodeAndDeliver(pts: Int64(tick), forceKeyframe: forceKeyframe)
+            if wanted != nil { state.withLock { $0.framesPlaceholder += 1 } }
+            let (forceKeyframe, newBitrateKbps) = state.withLock { state -> (Bool, Int?) in
+                defer {
+                    state.keyframeRequested = false
+                    state.pendingBitrateKbps = nil
+                }
+                return (state.keyframeRequested, state.pendingBitrateKbps)
+            }
+            if let newBitrateKbps {
+                encoder.setBitrate(kbps: newBitrateKbps)
+                state.withLock { $0.bitrateKbps = newBitrateKbps }
+            }
+            encodeAndDeliver(wanted == nil ? picture : placeholder, pts: Int64(tick), forceKeyframe: forceKeyframe)
             // Next deadline; when behind by more than a frame, skip ticks rather than burst,
             // so timestamps stay on the capture clock.
             tick += 1
@@ -159,10 +252,20 @@ final class VideoPipeline: @unchecked Sendable {
         return true
     }
 
-    private func encodeAndDeliver(pts: Int64, forceKeyframe: Bool) {
-        picture.requestKeyframe(forceKeyframe)
+    /// Draws the placeholder for `reason`: its image when configured, else the last picture
+    /// dimmed with a notice.
+    private func drawPlaceholder(_ reason: PlaceholderReason) {
+        let image = reason == .networkPoor ? images.networkPoor ?? images.pause : images.pause
+        if let image, (try? image.render(into: placeholder, scaleMode: settings.scaleMode)) != nil { return }
+        placeholder.copyPicture(from: picture)
+        placeholder.dim(toPercent: 40)
+        placeholder.drawNotice(reason.notice)
+    }
+
+    private func encodeAndDeliver(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool) {
+        frame.requestKeyframe(forceKeyframe)
         do {
-            deliver(try encoder.encode(picture, pts: pts))
+            deliver(try encoder.encode(frame, pts: pts))
         } catch {
             onEncoderError?(error)
         }
@@ -170,7 +273,7 @@ final class VideoPipeline: @unchecked Sendable {
 
     private func deliver(_ packets: [EncodedVideoPacket]) {
         guard !packets.isEmpty else { return }
-        let sinks = state.withLock { state -> [EncodedVideoSink] in
+        let sinks = state.withLock { state -> [EncodedMediaSink] in
             state.framesEncoded += packets.count
             state.bytesEncoded += packets.reduce(0) { $0 + $1.data.count }
             return Array(state.sinks.values)

@@ -34,6 +34,8 @@ public struct EncodedVideoPacket: Equatable, Sendable {
 /// containers (and repeated before keyframes for live streams).
 public final class H264Encoder {
     public let settings: H264EncoderSettings
+    /// The bitrate encoding runs at now: `settings.bitrateKbps` until `setBitrate` changes it.
+    public private(set) var bitrateKbps: Int
     let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
 
@@ -51,6 +53,7 @@ public final class H264Encoder {
         self.settings = settings
         self.context = context
         self.packet = packet
+        bitrateKbps = settings.bitrateKbps
         context.pointee.width = Int32(settings.width)
         context.pointee.height = Int32(settings.height)
         context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
@@ -90,6 +93,16 @@ public final class H264Encoder {
     public var extradata: [UInt8] {
         guard let data = context.pointee.extradata, context.pointee.extradata_size > 0 else { return [] }
         return Array(UnsafeBufferPointer(start: data, count: Int(context.pointee.extradata_size)))
+    }
+
+    /// Changes the CBR target (and the one-second VBV with it) from the next frame on; libx264
+    /// reconfigures itself without a new keyframe. Call it from the thread that encodes.
+    public func setBitrate(kbps: Int) {
+        let bitsPerSecond = Int64(kbps) * 1000
+        context.pointee.bit_rate = bitsPerSecond
+        context.pointee.rc_max_rate = bitsPerSecond
+        context.pointee.rc_buffer_size = Int32(clamping: bitsPerSecond)
+        bitrateKbps = kbps
     }
 
     /// Encodes `frame` as frame number `pts` (or, with nil, drains the encoder at the end);

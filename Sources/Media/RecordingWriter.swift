@@ -24,7 +24,7 @@ public enum RecordingContainer: String, Sendable, CaseIterable {
     }
 }
 
-/// Writes encoded H.264 into a file through libavformat, crash-safe: MP4 is fragmented at
+/// Writes encoded H.264 (and AAC, when given an audio encoder) into a file through libavformat, crash-safe: MP4 is fragmented at
 /// every keyframe (`frag_keyframe+empty_moov+default_base_moof`) and every packet is flushed,
 /// so whatever reached the disk before a crash plays.
 public final class RecordingWriter {
@@ -34,6 +34,8 @@ public final class RecordingWriter {
     private let stream: UnsafeMutablePointer<AVStream>
     private let packet: UnsafeMutablePointer<AVPacket>
     private let encoderTimeBase: AVRational
+    private let audioStream: UnsafeMutablePointer<AVStream>?
+    private let audioTimeBase: AVRational
     private var finished = false
     /// False until the header is written: a writer whose opening failed has no file to finish.
     private var headerWritten = false
@@ -41,9 +43,12 @@ public final class RecordingWriter {
     /// Subtracted from every packet's timestamps, so that a recording that starts mid-stream
     /// starts at zero (set it to the first packet's pts).
     public var timestampOffset: Int64 = 0
+    /// The same for audio packets, in samples.
+    public var audioTimestampOffset: Int64 = 0
 
-    /// Opens `path` for the video of `encoder`. The container comes from the extension.
-    public init(path: String, encoder: H264Encoder) throws(MediaError) {
+    /// Opens `path` for the video of `encoder` and, when given, the audio of `audioEncoder`.
+    /// The container comes from the extension.
+    public init(path: String, encoder: H264Encoder, audioEncoder: AACEncoder? = nil) throws(MediaError) {
         guard let container = RecordingContainer(path: path) else {
             let ext = path.split(separator: ".").count > 1 ? String(path.split(separator: ".").last!) : ""
             throw .unsupportedContainer(extension: ext)
@@ -62,12 +67,24 @@ public final class RecordingWriter {
         self.stream = stream
         self.packet = packet
         encoderTimeBase = encoder.context.pointee.time_base
-        do {
+        audioTimeBase = audioEncoder?.context.pointee.time_base ?? AVRational(num: 1, den: 48000)
+        audioStream = audioEncoder == nil ? nil : avformat_new_stream(format, nil)
+        do throws(MediaError) {
             try ffmpegCall("avcodec_parameters_from_context") {
                 avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context)
             }
             stream.pointee.time_base = encoderTimeBase
             stream.pointee.avg_frame_rate = encoder.context.pointee.framerate
+            if let audioEncoder {
+                guard let audioStream else { throw MediaError.ffmpeg("avformat_new_stream(audio)", CFFmpeg_AVERROR(ENOMEM)) }
+                try ffmpegCall("avcodec_parameters_from_context(aac)") {
+                    avcodec_parameters_from_context(audioStream.pointee.codecpar, audioEncoder.context)
+                }
+                audioStream.pointee.time_base = audioTimeBase
+                // Packet times already place the encoder's priming samples before zero; an edit
+                // list that trimmed them again would move the audio 1024 samples early.
+                audioStream.pointee.codecpar.pointee.initial_padding = 0
+            }
             try ffmpegCall("avio_open(\(path))") { avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE) }
             var options: OpaquePointer?
             defer { av_dict_free(&options) }
@@ -102,6 +119,23 @@ public final class RecordingWriter {
         let result = av_interleaved_write_frame(format, packet)
         av_packet_unref(packet)
         if result < 0 { throw .ffmpeg("av_interleaved_write_frame", result) }
+        bytesWritten = avio_tell(format.pointee.pb)
+    }
+
+    /// Appends one AAC packet (ignored when the writer has no audio stream).
+    public func write(_ encoded: EncodedAudioPacket) throws(MediaError) {
+        guard let audioStream else { return }
+        try ffmpegCall("av_new_packet") { av_new_packet(packet, Int32(encoded.data.count)) }
+        encoded.data.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: $0.count) }
+        let pts = av_rescale_q(encoded.pts - audioTimestampOffset, audioTimeBase, audioStream.pointee.time_base)
+        packet.pointee.pts = pts
+        packet.pointee.dts = pts
+        packet.pointee.duration = av_rescale_q(Int64(encoded.durationSamples), audioTimeBase, audioStream.pointee.time_base)
+        packet.pointee.stream_index = audioStream.pointee.index
+        packet.pointee.flags |= AV_PKT_FLAG_KEY
+        let result = av_interleaved_write_frame(format, packet)
+        av_packet_unref(packet)
+        if result < 0 { throw .ffmpeg("av_interleaved_write_frame(audio)", result) }
         bytesWritten = avio_tell(format.pointee.pb)
     }
 

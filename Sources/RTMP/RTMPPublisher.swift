@@ -12,13 +12,40 @@ public struct RTMPError: Error, Equatable, CustomStringConvertible {
         case send = "sending media"
     }
 
+    /// What kind of failure it was, for an application deciding what to tell the user.
+    public enum Kind: String, Sendable {
+        /// The host name did not resolve.
+        case dnsFailed
+        /// Nothing listens on the host and port.
+        case connectionRefused
+        /// The server did not answer a step in time (or the network dropped packets).
+        case timedOut
+        /// The server broke off or garbled the RTMP handshake or a command.
+        case handshakeFailed
+        /// The server refused the application or the stream (publish rejected, key in use).
+        case rejected
+        /// An established connection broke while sending.
+        case networkLost
+    }
+
     public let step: Step
     public let detail: String
+    public let kind: Kind
     public var description: String { "\(step.rawValue): \(detail)" }
 
-    public init(step: Step, detail: String) {
+    public init(step: Step, detail: String, kind: Kind? = nil) {
         self.step = step
         self.detail = detail
+        self.kind = kind ?? Self.defaultKind(step)
+    }
+
+    private static func defaultKind(_ step: Step) -> Kind {
+        switch step {
+        case .connect: return .connectionRefused
+        case .handshake, .netConnection, .createStream: return .handshakeFailed
+        case .publish: return .rejected
+        case .send: return .networkLost
+        }
     }
 }
 
@@ -45,7 +72,7 @@ public final class RTMPPublisher {
         do {
             socket = try RTMPSocket(host: url.host, port: url.port, timeoutMs: timeoutMs)
         } catch {
-            throw RTMPError(step: .connect, detail: error.description)
+            throw RTMPError(step: .connect, detail: error.description, kind: error.kind)
         }
         try handshake()
         try send(message: RTMPMessage(type: .setChunkSize, streamID: 0, timestamp: 0,
@@ -69,7 +96,7 @@ public final class RTMPPublisher {
             try socket.write(Array(s0s1[1...]), step: "handshake C2")  // C2 echoes S1
             _ = try socket.read(1536, step: "handshake S2")
         } catch {
-            throw RTMPError(step: .handshake, detail: error.description)
+            throw RTMPError(step: .handshake, detail: error.description, kind: error.kind)
         }
     }
 
@@ -136,6 +163,10 @@ public final class RTMPPublisher {
                  chunkStream: 5, step: .send)
     }
 
+    /// Breaks the connection from another thread: a send blocked on a stalled network fails
+    /// at once instead of after its timeout.
+    public func abort() { socket.abort() }
+
     /// FCUnpublish and deleteStream; the connection closes when the publisher goes away.
     public func finish() {
         try? sendCommand([.string("FCUnpublish"), .number(takeTransactionID()), .null, .string(url.streamKey)],
@@ -188,7 +219,7 @@ public final class RTMPPublisher {
         do {
             try socket.write(bytes, step: step.rawValue)
         } catch {
-            throw RTMPError(step: step, detail: error.description)
+            throw RTMPError(step: step, detail: error.description, kind: Self.kind(of: error, at: step))
         }
     }
 
@@ -300,8 +331,14 @@ public final class RTMPPublisher {
                 partial[chunkStream] = message
             }
         } catch {
-            throw RTMPError(step: step, detail: error.description)
+            throw RTMPError(step: step, detail: error.description, kind: Self.kind(of: error, at: step))
         }
+    }
+
+    /// A socket failure while sending media is the network's; during the setup a timeout stays
+    /// a timeout and anything else is the step's own kind of failure.
+    private static func kind(of failure: RTMPSocket.Failure, at step: RTMPError.Step) -> RTMPError.Kind? {
+        step == .send || failure.kind == .timedOut ? failure.kind : nil
     }
 }
 

@@ -39,6 +39,12 @@ enum ConfigOptions {
                help: "Reconnection attempts before giving up, 0 to 100 (default 5)."),
         .flag(Field.autoBitrate.optionName,
               help: "Keep the video at the initial bitrate instead of following the network."),
+        .value(Field.pauseImagePath.optionName, valueName: "FILE",
+               help: "PNG or JPEG shown while paused or while the capture helper is gone (default: the last picture, dimmed)."),
+        .value(Field.networkPoorImagePath.optionName, valueName: "FILE",
+               help: "PNG or JPEG shown while the network carries less than the minimum bitrate."),
+        .value(Field.networkPoorAfterMs.optionName, valueName: "MS",
+               help: "How long the network must be that poor first, 1000 to 60000 (default 5000)."),
     ]
 
     /// The configuration that `parsed` describes, validated. Throws `ArgumentError` for a value that is not a
@@ -71,6 +77,9 @@ enum ConfigOptions {
         if let ms = try number(.connectRetryIntervalMs, parsed) { config.connectRetryIntervalMs = ms }
         if let count = try number(.connectRetryCount, parsed) { config.connectRetryCount = count }
         if parsed.has(Field.autoBitrate.optionName) { config.autoBitrate = false }
+        if let path = parsed.value(Field.pauseImagePath.optionName) { config.pauseImagePath = path }
+        if let path = parsed.value(Field.networkPoorImagePath.optionName) { config.networkPoorImagePath = path }
+        if let ms = try number(.networkPoorAfterMs, parsed) { config.networkPoorAfterMs = ms }
         return try config.validated()
     }
 

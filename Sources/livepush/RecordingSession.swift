@@ -4,6 +4,15 @@ import Foundation
 import LivePush
 import RTMP
 
+/// Which audio a run sends: the microphone (a named source or the default), the helper's
+/// desktop audio, both, or none (a video-only stream).
+struct AudioChoice {
+    var microphone = true
+    var microphoneName: String?
+    var desktop = false
+    var hasAudio: Bool { microphone || desktop }
+}
+
 /// One `livepush screen` or `livepush record` run: the pusher, the helper it may start, the
 /// live status line, and a clean end on Ctrl-C, SIGTERM, --duration or the helper's end.
 final class RecordingSession: LivePusherObserver, @unchecked Sendable {
@@ -11,6 +20,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     let output: String?
     let pushURLs: [String]
     let group: String
+    let audio: AudioChoice
     let quiet: Bool
     let durationSeconds: Double?
     private let done = DispatchSemaphore(value: 0)
@@ -24,26 +34,35 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private var helperFailed = false
     private var stopping = false
     private var pushFailed = false
+    private var failedPushURLs: Set<String> = []
+    private var interrupted = false
+    /// The helper this run started and supervises, if any.
+    private var supervisor: HelperSupervisor?
 
-    init(config: LivePushConfig, output: String?, pushURLs: [String], group: String, quiet: Bool,
+    init(config: LivePushConfig, output: String?, pushURLs: [String], group: String, audio: AudioChoice, quiet: Bool,
          durationSeconds: Double?)
     {
         self.config = config
         self.output = output
         self.pushURLs = pushURLs
         self.group = group
+        self.audio = audio
         self.quiet = quiet
         self.durationSeconds = durationSeconds
     }
 
-    func run(startHelper: Bool, helperArguments: [String]) -> Terminal.ExitCode {
+    func run(startHelper: Bool, helperArguments: [String], helperExecutable: String? = nil) -> Terminal.ExitCode {
         let pusher: LivePusher
         do {
             pusher = try LivePusher(config: config, observer: self)
-            try pusher.startScreenCapture(group: group)
+            try pusher.startScreenCapture(group: group, audio: audio.hasAudio)
         } catch {
             Terminal.printError("livepush: \(error)")
             return .failure
+        }
+        if audio.microphone {
+            // Without a microphone the stream goes on with silence; the warning says why.
+            pusher.startMicrophone(name: audio.microphoneName)
         }
         if let output {
             let code = pusher.startLocalRecording(path: output, progressIntervalMs: 100)
@@ -59,10 +78,10 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             pusher.destroy()  // the reason went to onError
             return .failure
         }
-        var helper: Process?
+        var helper: HelperSupervisor?
         if startHelper {
             do {
-                helper = try startCaptureHelper(helperArguments)
+                helper = try startCaptureHelper(helperArguments, executable: helperExecutable)
             } catch {
                 Terminal.printError("livepush: cannot start livepush-capture: \(error)")
                 pusher.destroy()
@@ -71,76 +90,73 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         } else {
             note("waiting for a capture helper on group '\(group)' (\(pusher.screenCaptureSocketPath ?? ""))")
         }
-        let signals = watchSignals()
+        let supervisor = helper
+        lock.withLock { self.supervisor = helper }
+        let signals = watchSignals { supervisor }
         if let durationSeconds {
             DispatchQueue.global().asyncAfter(deadline: .now() + durationSeconds) { [self] in done.signal() }
         }
         let statusTimer = startStatusLine()
         done.wait()
         statusTimer?.cancel()
-        signals.forEach { $0.cancel() }
         if statusShown { FileHandle.standardError.write(Data("\n".utf8)) }
 
         lock.withLock { stopping = true }
         pusher.stopLocalRecording()
         _ = recordingComplete.wait(timeout: .now() + 5)
-        pusher.stopScreenCapture()
-        if let helper { reap(helper) }
+        helper?.expectEnd()
+        pusher.stopScreenCapture()  // STOP: the helper finishes its session and exits
+        helper?.stop()
         pusher.destroy()
+        signals.forEach { $0.cancel() }
         return summarize()
     }
 
     // MARK: The helper
 
-    private func startCaptureHelper(_ arguments: [String]) throws -> Process {
-        let helper = Process()
-        helper.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("livepush-capture")
-        helper.arguments = ["--group", group] + arguments
-        let errors = Pipe()
-        helper.standardError = errors
-        helper.standardOutput = errors
-        helper.standardInput = FileHandle.nullDevice
-        // The helper's lines, prefixed, in our stderr.
-        let reader = Thread {
-            var pending = Data()
-            while true {
-                let chunk = errors.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    self.note("capture: " + line.replacingOccurrences(of: "livepush-capture: ", with: ""))
-                }
-            }
+    private func startCaptureHelper(_ arguments: [String], executable path: String?) throws -> HelperSupervisor {
+        let executable = path.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "/proc/self/exe")
+            .resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("livepush-capture")
+        let supervisor = HelperSupervisor(executable: executable, arguments: ["--group", group] + arguments)
+        supervisor.onLine = { [weak self] line in
+            self?.note("capture: " + line.replacingOccurrences(of: "livepush-capture: ", with: ""))
         }
-        helper.terminationHandler = { [weak self] process in
+        supervisor.onNote = { [weak self] text in self?.note(text) }
+        supervisor.onFinished = { [weak self] status in
             guard let self else { return }
             let started = self.lock.withLock { self.captureStarted }
-            if process.terminationStatus != 0 && !started {
-                self.note("the capture helper exited with status \(process.terminationStatus) before sending the screen")
-                self.lock.withLock { self.helperFailed = true }
-                self.done.signal()
-            }
+            if status != 0 || !started { self.lock.withLock { self.helperFailed = true } }
+            self.done.signal()
         }
-        try helper.run()
-        reader.start()
-        return helper
+        supervisor.onGaveUp = { [weak self] message in
+            guard let self else { return }
+            Terminal.printError("livepush: error: " + message)
+            self.lock.withLock { self.helperFailed = true }
+            self.done.signal()
+        }
+        try supervisor.start()
+        return supervisor
     }
 
-    private func reap(_ helper: Process) {
-        let deadline = Date().addingTimeInterval(2)
-        while helper.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if helper.isRunning { helper.terminate() }
-        helper.waitUntilExit()
-    }
-
-    private func watchSignals() -> [DispatchSourceSignal] {
+    /// SIGINT or SIGTERM ends the run cleanly (the helper stops, the encoders drain, every
+    /// recording is finished, every push says FCUnpublish and deleteStream); a second one while
+    /// that is under way forces the exit at once, killing the helper first so none is orphaned.
+    private func watchSignals(helper: @escaping @Sendable () -> HelperSupervisor?) -> [DispatchSourceSignal] {
         [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in done.signal() }
+            source.setEventHandler { [self] in
+                let again = lock.withLock { () -> Bool in
+                    defer { interrupted = true }
+                    return interrupted
+                }
+                if again {
+                    helper()?.killNow()
+                    Terminal.printError("\nlivepush: interrupted again: exiting without finishing")
+                    _exit(130)
+                }
+                done.signal()
+            }
             source.resume()
             return source
         }
@@ -154,9 +170,15 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         timer.schedule(deadline: .now() + 1, repeating: 1)
         timer.setEventHandler { [self] in
             let (figures, ms) = lock.withLock { (statistics, recordedMs) }
-            let line = String(format: "\rrecording %@  %d fps  %d kbit/s  repeated %d  skipped %d  size %@   ",
-                              Self.clock(ms), figures.fps, figures.videoBitrateKbps, figures.framesRepeated,
-                              figures.framesSkipped, Self.size(figures.recordingBytes))
+            var line = String(format: "\r%@ %@  %d fps  %d kbit/s  repeated %d  skipped %d",
+                              output == nil ? "pushing" : "recording", Self.clock(ms), figures.fps,
+                              figures.videoBitrateKbps, figures.framesRepeated, figures.framesSkipped)
+            if output != nil { line += "  size " + Self.size(figures.recordingBytes) }
+            if !pushURLs.isEmpty {
+                line += String(format: "  sent %d kbit/s  queue %d ms  dropped %d", figures.sendBitrateKbps,
+                               figures.queueMs, figures.framesDropped)
+            }
+            line += "   "
             lock.withLock { statusShown = true }
             FileHandle.standardError.write(Data(line.utf8))
         }
@@ -170,8 +192,11 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             Terminal.printError("livepush: nothing was captured from the screen")
             return .failure
         }
+        let failedURLs = lock.withLock { failedPushURLs }
         for pushURL in pushURLs {
-            if let url = try? RTMPURL(pushURL) { print(pushFailed ? "Push to \(url) failed" : "Pushed to \(url)") }
+            if let url = try? RTMPURL(pushURL) {
+                print(failedURLs.contains(url.description) ? "Push to \(url) failed" : "Pushed to \(url)")
+            }
         }
         if let output {
             guard code == 0 else {
@@ -214,9 +239,15 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     func onError(code: Int32, message: String, extraInfo: [String: String]) {
         note("error: \(message)")
-        if code == LivePushErrorCode.pushFailed || code == LivePushErrorCode.invalidURL {
-            lock.withLock { pushFailed = true }
-            done.signal()
+        if LivePushErrorCode.isPushFailure(code) || code == LivePushErrorCode.invalidURL {
+            // One destination failing leaves the others and the recording running; the run ends
+            // when nothing is left to do.
+            let allFailed = lock.withLock { () -> Bool in
+                pushFailed = true
+                if let url = extraInfo["url"] { failedPushURLs.insert(url) }
+                return failedPushURLs.count >= pushURLs.count || extraInfo["url"] == nil
+            }
+            if allFailed && output == nil { done.signal() }
         }
     }
 
@@ -226,12 +257,29 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     func onScreenCaptureStarted() {
         lock.withLock { captureStarted = true }
+        note("screen capture started")
     }
 
     func onScreenCaptureStopped(reason: Int32) {
-        if reason == 0 && group.hasPrefix("screen-") && !lock.withLock({ stopping }) {
+        let (stopping, supervisor) = lock.withLock { (self.stopping, self.supervisor) }
+        guard !stopping else { return }
+        if reason == 0 && supervisor != nil {
             note("the capture helper stopped")
             done.signal()
+            return
+        }
+        if reason == 1 {
+            note("screen capture interrupted; the output goes on with the pause picture until the helper is back")
+            // A helper that hung (or broke the protocol) lost its session; if it does not exit
+            // by itself, it is killed so that the supervisor starts a new one.
+            if let supervisor, let pid = supervisor.processIdentifier {
+                DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+                    if supervisor.processIdentifier == pid {
+                        self.note("the capture helper (pid \(pid)) did not exit after losing its session; killing it")
+                        kill(pid, SIGKILL)
+                    }
+                }
+            }
         }
     }
 

@@ -107,7 +107,7 @@ import TestSupport
         let pusher = try LivePusher(config: config, observer: observer)
         try pusher.startScreenCapture(group: "fallback", runtimeDirectory: runtime)
         pusher.destroy()
-        #expect(observer.all.contains("warning(1104)"), "\(observer.all)")
+        #expect(observer.all.contains("warning(1204)"), "\(observer.all)")
     }
 
     @Test func recordingErrorsUseTheReferenceCodes() throws {

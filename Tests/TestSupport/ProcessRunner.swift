@@ -111,7 +111,36 @@ public final class RunningCommand: @unchecked Sendable {
     /// What the command has printed to standard output so far.
     public var outputSoFar: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
 
-    /// Waits until the command's standard output has a line starting with `prefix`; returns that line.
+    /// What the command has printed to standard error so far.
+    public var errorSoFar: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
+
+    /// Waits until standard error holds `text` at least `count` times; false on timeout or exit.
+    public func waitForError(_ text: String, count: Int = 1, timeoutSeconds: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeoutSeconds)
+        while Date() < deadline {
+            if errorSoFar.components(separatedBy: text).count - 1 >= count { return true }
+            if !process.isRunning { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
+    /// The pids of this command's child processes.
+    public var childProcessIdentifiers: [Int32] {
+        let path = "/proc/\(processIdentifier)/task/\(processIdentifier)/children"
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        var children = text.split(separator: " ").compactMap { Int32($0) }
+        // Children forked from other threads are listed under those threads.
+        if let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(processIdentifier)/task") {
+            for task in tasks {
+                let more = (try? String(contentsOfFile: "/proc/\(processIdentifier)/task/\(task)/children", encoding: .utf8)) ?? ""
+                children += more.split(separator: " ").compactMap { Int32($0) }
+            }
+        }
+        return Array(Set(children))
+    }
+
+    /// Waits until standard output has a line starting with `prefix`; returns that line.
     public func waitForLine(startingWith prefix: String, timeoutSeconds: Double = 10) -> String? {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while Date() < deadline {

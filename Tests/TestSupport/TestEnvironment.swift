@@ -16,7 +16,9 @@ public enum TestEnvironment {
             switch self {
             case .x11: return ["LIVEPUSH_TEST_DISPLAY", "LIVEPUSH_TEST_SCREEN_SIZE"]
             case .rtmp: return ["LIVEPUSH_TEST_RTMP_URL", "LIVEPUSH_TEST_RTMP_RECORD_DIR", "LIVEPUSH_TEST_HTTP_PORT"]
-            case .pipewire: return ["XDG_RUNTIME_DIR", "LIVEPUSH_TEST_MIC", "LIVEPUSH_TEST_TONE_HZ"]
+            case .pipewire:
+                return ["XDG_RUNTIME_DIR", "LIVEPUSH_TEST_MIC", "LIVEPUSH_TEST_TONE_HZ", "LIVEPUSH_TEST_DESKTOP_SINK",
+                        "LIVEPUSH_TEST_DESKTOP_TONE_HZ"]
             }
         }
     }
@@ -84,6 +86,20 @@ public enum TestEnvironment {
     public static func toneHz() throws -> Double {
         let text = try value("LIVEPUSH_TEST_TONE_HZ", of: .pipewire)
         guard let hz = Double(text) else { throw Missing(part: .pipewire, variable: "LIVEPUSH_TEST_TONE_HZ (bad: \(text))") }
+        return hz
+    }
+
+    // MARK: Desktop audio (tools/testenv's default sink)
+
+    /// The node name of the default sink, whose monitor is "desktop audio" (a tone plays into it).
+    public static func desktopSink() throws -> String { try value("LIVEPUSH_TEST_DESKTOP_SINK", of: .pipewire) }
+
+    /// The frequency of the tone that plays into the desktop sink (not the mic's).
+    public static func desktopToneHz() throws -> Double {
+        let text = try value("LIVEPUSH_TEST_DESKTOP_TONE_HZ", of: .pipewire)
+        guard let hz = Double(text) else {
+            throw Missing(part: .pipewire, variable: "LIVEPUSH_TEST_DESKTOP_TONE_HZ (bad: \(text))")
+        }
         return hz
     }
 }

@@ -1,0 +1,415 @@
+import CPipeWire
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Captures one PipeWire source (a microphone, or the monitor of a sink for desktop audio) as
+/// interleaved 32-bit float chunks of exactly `chunkMs`.
+///
+/// **Threads.** Everything runs on PipeWire's thread loop (the stream's `process` too: no
+/// realtime data-thread callbacks). `onChunk` and `onEvent` are called there, with the loop
+/// locked: keep them cheap (copy the chunk into a queue), and never call `stop()` from them.
+///
+/// **Timestamps.** For each buffer PipeWire gives `pw_time.now` (CLOCK_MONOTONIC ns of the
+/// graph cycle that produced it) and `delay` (how long a sample took to travel from the device
+/// to the stream, resampler included). The first sample of a buffer was therefore captured at
+/// `now - delay - buffered - frames / rate` (minus the buffers still queued behind it when the
+/// callback runs late). Chunks follow one sample-exact timeline anchored on
+/// that estimate: chunk k+1's `ptsNs` is chunk k's plus `chunkMs` (to the nanosecond, from the
+/// sample count), so consecutive chunks are contiguous. When the estimate and the timeline
+/// disagree by more than `resyncThresholdNs` (a dropout, the source lost and back, a graph
+/// reconfiguration), the partial chunk is dropped and the timeline re-anchors on the estimate.
+///
+/// **Named sources.** With `target` set, the stream asks for that node only
+/// (`node.dont-reconnect`: never silently moved to another device). If the node goes away,
+/// `sourceLost(name)` is sent and no chunks arrive; when a node with the same name appears
+/// again a new stream is connected to it and `sourceReturned(name)` is sent. With no target
+/// the session manager picks (and moves the stream between) default sources; no events then.
+public final class PipeWireAudioCapture: @unchecked Sendable {
+    private let session: CaptureSession
+
+    /// Connects to PipeWire, finds the source, connects a capture stream to it and waits (up to
+    /// 3 s) for its format to be negotiated.
+    public init(
+        settings: AudioCaptureSettings, onChunk: @escaping @Sendable (PCMChunk) -> Void,
+        onEvent: @escaping @Sendable (AudioCaptureEvent) -> Void
+    ) throws(AudioCaptureError) {
+        guard (1...8).contains(settings.channels) else {
+            throw .streamFailed("\(settings.channels) channels asked; use 1 to 8")
+        }
+        guard (1...1000).contains(settings.chunkMs) else {
+            throw .streamFailed("chunks of \(settings.chunkMs) ms asked; use 1 to 1000 ms")
+        }
+        if let rate = settings.sampleRate, !(8000...192_000).contains(rate) {
+            throw .streamFailed("a sample rate of \(rate) Hz asked; use 8000 to 192000 Hz")
+        }
+        session = try CaptureSession(settings: settings, onChunk: onChunk, onEvent: onEvent)
+    }
+
+    deinit {
+        session.stop()
+    }
+
+    /// The rate of the delivered chunks, in Hz, as negotiated with PipeWire.
+    public var sampleRate: Int { session.negotiatedRateHz.load(ordering: .relaxed) }
+
+    /// The node name being captured (the sink's name for a monitor), nil for "the default source".
+    public var sourceName: String? { session.targetName }
+
+    /// Chunks delivered so far.
+    public var chunksDelivered: Int { session.chunksDelivered.load(ordering: .relaxed) }
+
+    /// Disconnects and frees everything; no callback runs after it returns. Idempotent.
+    /// Not from inside `onChunk` or `onEvent`.
+    public func stop() {
+        session.stop()
+    }
+}
+
+/// The state of one capture, reached from C callbacks through `Unmanaged`. Fields are touched
+/// on the loop thread or under its lock, except the atomics.
+private final class CaptureSession: @unchecked Sendable {
+    let settings: AudioCaptureSettings
+    let onChunk: @Sendable (PCMChunk) -> Void
+    let onEvent: @Sendable (AudioCaptureEvent) -> Void
+    let graph: PipeWireGraph
+    /// The node followed for lost/returned events, nil when capturing "the default source".
+    let targetName: String?
+    let targetKind: PipeWireNode.Kind
+    let negotiatedRateHz = Atomic<Int>(0)
+    let chunksDelivered = Atomic<Int>(0)
+
+    private var targetNodeID: UInt32?
+    private var stream: OpaquePointer?
+    private let streamListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private let streamEvents = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
+    private var streamError: String?
+    private var stopped = false
+
+    // Negotiated format and the re-chunking state.
+    private var channels = 0
+    private var chunkFrames = 0
+    private var pending: [Float] = []
+    private var anchorNs: UInt64 = 0
+    private var framesSinceAnchor: UInt64 = 0  // frames already delivered in chunks since the anchor
+    private var anchored = false
+    private var sentFirstChunk = false
+
+    static let formatTimeoutMs = 3000
+
+    init(
+        settings: AudioCaptureSettings, onChunk: @escaping @Sendable (PCMChunk) -> Void,
+        onEvent: @escaping @Sendable (AudioCaptureEvent) -> Void
+    ) throws(AudioCaptureError) {
+        self.settings = settings
+        self.onChunk = onChunk
+        self.onEvent = onEvent
+        streamListener.initialize(to: spa_hook())
+        streamEvents.initialize(to: pw_stream_events())
+        let graph: PipeWireGraph
+        do {
+            graph = try PipeWireGraph(name: settings.captureSinkMonitor ? "livepush-desktop-audio" : "livepush-audio",
+                                      remote: settings.remote)
+        } catch {
+            streamListener.deallocate()
+            streamEvents.deallocate()
+            throw error
+        }
+        self.graph = graph
+        // Which node to follow.
+        pw_thread_loop_lock(graph.threadLoop)
+        let found = Self.resolveTarget(settings, graph: graph)
+        pw_thread_loop_unlock(graph.threadLoop)
+        switch found {
+        case .success(let target):
+            targetName = target?.name
+            targetKind = target?.kind ?? .source
+            targetNodeID = target?.id
+        case .failure(let error):
+            targetName = nil
+            targetKind = .source
+            close()
+            throw error
+        }
+        do throws(AudioCaptureError) {
+            try start()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        streamListener.deallocate()
+        streamEvents.deallocate()
+    }
+
+    private static func resolveTarget(_ settings: AudioCaptureSettings, graph: PipeWireGraph)
+        -> Result<PipeWireNode?, AudioCaptureError>
+    {
+        let nodes = graph.nodes.values.sorted { $0.id < $1.id }
+        let available = graph.sourcesLocked().map(\.name)
+        if settings.captureSinkMonitor {
+            guard let name = settings.target ?? graph.defaultSinkLocked() else {
+                return .failure(.sourceNotFound(name: "the default sink (for desktop audio)", available: available))
+            }
+            guard let sink = nodes.first(where: { $0.kind == .sink && $0.name == name }) else {
+                return .failure(.sourceNotFound(name: name, available: available))
+            }
+            return .success(sink)
+        }
+        guard let name = settings.target else { return .success(nil) }
+        // A source of that name, else a sink of that name (its monitor).
+        guard let node = nodes.first(where: { $0.kind == .source && $0.name == name })
+            ?? nodes.first(where: { $0.kind == .sink && $0.name == name })
+        else {
+            return .failure(.sourceNotFound(name: name, available: available))
+        }
+        return .success(node)
+    }
+
+    private func start() throws(AudioCaptureError) {
+        pw_thread_loop_lock(graph.threadLoop)
+        defer { pw_thread_loop_unlock(graph.threadLoop) }
+        let unmanagedSelf = Unmanaged.passUnretained(self)
+        graph.onNodeAdded = { node in unmanagedSelf.takeUnretainedValue().nodeAdded(node) }
+        graph.onNodeRemoved = { node in unmanagedSelf.takeUnretainedValue().nodeRemoved(node) }
+        try connectStreamLocked()
+        // Wait for the format (or a failure).
+        let deadlineMs = Monotonic.nowMs() + Self.formatTimeoutMs
+        while negotiatedRateHz.load(ordering: .relaxed) == 0 && streamError == nil {
+            let remainingMs = deadlineMs - Monotonic.nowMs()
+            if remainingMs <= 0 {
+                throw .streamFailed("no audio format was negotiated with '\(targetName ?? "the default source")' "
+                    + "within \(Self.formatTimeoutMs) ms; is a session manager (wireplumber) running to link it?")
+            }
+            graph.waitLocked(timeoutMs: remainingMs)
+        }
+        if let streamError { throw .streamFailed(streamError) }
+    }
+
+    /// Creates and connects a new capture stream to the target; the loop lock is held.
+    private func connectStreamLocked() throws(AudioCaptureError) {
+        guard let core = graph.core else { throw .streamFailed("not connected to PipeWire") }
+        let properties = CPipeWire_pw_properties_new_empty()
+        pw_properties_set(properties, PW_KEY_MEDIA_TYPE, "Audio")
+        pw_properties_set(properties, PW_KEY_MEDIA_CATEGORY, "Capture")
+        pw_properties_set(properties, PW_KEY_APP_NAME, "LivePush")
+        let nodeName = settings.captureSinkMonitor ? "livepush-desktop-audio" : "livepush-audio-capture"
+        pw_properties_set(properties, PW_KEY_NODE_NAME, nodeName)
+        if let targetName {
+            pw_properties_set(properties, PW_KEY_TARGET_OBJECT, targetName)
+            pw_properties_set(properties, PW_KEY_NODE_DONT_RECONNECT, "true")
+            if targetKind == .sink { pw_properties_set(properties, PW_KEY_STREAM_CAPTURE_SINK, "true") }
+        }
+        // pw_stream_new takes ownership of the properties.
+        guard let stream = pw_stream_new(core, nodeName, properties) else {
+            throw .streamFailed("pw_stream_new failed (errno \(errno))")
+        }
+        self.stream = stream
+        streamError = nil
+        streamEvents.pointee = pw_stream_events()
+        streamEvents.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        streamEvents.pointee.state_changed = captureStateChanged
+        streamEvents.pointee.param_changed = captureParamChanged
+        streamEvents.pointee.process = captureProcess
+        streamListener.initialize(to: spa_hook())
+        pw_stream_add_listener(stream, streamListener, streamEvents, Unmanaged.passUnretained(self).toOpaque())
+
+        var podBytes = [UInt8](repeating: 0, count: 1024)
+        let result = podBytes.withUnsafeMutableBufferPointer { bytes -> Int32 in
+            guard let format = CPipeWire_build_f32_audio_format(
+                bytes.baseAddress, UInt32(bytes.count), UInt32(settings.sampleRate ?? 0), UInt32(settings.channels))
+            else { return -ENOSPC }
+            return CPipeWire_pw_stream_connect_capture(stream, format)
+        }
+        if result < 0 {
+            destroyStreamLocked()
+            throw .streamFailed("pw_stream_connect failed: \(String(cString: strerror(-result)))")
+        }
+    }
+
+    private func destroyStreamLocked() {
+        guard let stream else { return }
+        spa_hook_remove(streamListener)
+        pw_stream_destroy(stream)
+        self.stream = nil
+    }
+
+    func stop() {
+        pw_thread_loop_lock(graph.threadLoop)
+        if stopped {
+            pw_thread_loop_unlock(graph.threadLoop)
+            return
+        }
+        stopped = true
+        destroyStreamLocked()
+        pw_thread_loop_unlock(graph.threadLoop)
+        graph.close()
+    }
+
+    private func close() {
+        stop()
+    }
+
+    // MARK: Loop-thread callbacks
+
+    fileprivate func stateChanged(_ state: pw_stream_state, error: String?) {
+        if state == PW_STREAM_STATE_ERROR {
+            streamError = error ?? "the stream went into the error state"
+            graph.signal()
+        }
+    }
+
+    fileprivate func paramChanged(id: UInt32, param: UnsafePointer<spa_pod>?) {
+        guard id == CPipeWire_SPA_PARAM_Format(), let param else { return }
+        var rate: UInt32 = 0, channelCount: UInt32 = 0, format: UInt32 = 0
+        guard CPipeWire_parse_audio_format(param, &rate, &channelCount, &format) == 0, rate > 0, channelCount > 0,
+              format == CPipeWire_SPA_AUDIO_FORMAT_F32()
+        else {
+            streamError = "PipeWire negotiated a format other than interleaved F32"
+            graph.signal()
+            return
+        }
+        channels = Int(channelCount)
+        chunkFrames = max(1, Int(rate) * settings.chunkMs / 1000)
+        if Int(rate) != negotiatedRateHz.load(ordering: .relaxed) || pending.capacity < chunkFrames * channels {
+            pending = []
+            pending.reserveCapacity(chunkFrames * channels)
+        }
+        pending.removeAll(keepingCapacity: true)
+        anchored = false
+        negotiatedRateHz.store(Int(rate), ordering: .relaxed)
+        graph.signal()
+    }
+
+    fileprivate func process() {
+        guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        defer { pw_stream_queue_buffer(stream, buffer) }
+        let rate = negotiatedRateHz.load(ordering: .relaxed)
+        guard rate > 0, channels > 0, let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0,
+              let datas = spaBuffer.pointee.datas
+        else { return }
+        let data = datas[0]
+        guard let base = data.data, let chunk = data.chunk else { return }
+        let offset = Int(min(chunk.pointee.offset, data.maxsize))
+        let size = Int(min(chunk.pointee.size, data.maxsize - UInt32(offset)))
+        let frameBytes = MemoryLayout<Float>.size * channels
+        let frames = size / frameBytes
+        guard frames > 0 else { return }
+
+        var time = pw_time()
+        let measuredNs = Self.firstSamplePtsNs(
+            stream: stream, time: &time, frames: frames, rate: rate)
+        let expectedNs = anchorNs + Self.durationNs(frames: framesSinceAnchor + UInt64(pending.count / channels), rate: rate)
+        let chunkNs = Self.durationNs(frames: UInt64(chunkFrames), rate: rate)
+        let resyncThresholdNs = max(chunkNs, 30_000_000)
+        if !anchored || (measuredNs > expectedNs ? measuredNs - expectedNs : expectedNs - measuredNs) > resyncThresholdNs {
+            pending.removeAll(keepingCapacity: true)
+            anchorNs = measuredNs
+            framesSinceAnchor = 0
+            anchored = true
+        }
+
+        let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self),
+                                          count: frames * channels)
+        let chunkSamples = chunkFrames * channels
+        var index = 0
+        while index < samples.count {
+            let take = min(chunkSamples - pending.count, samples.count - index)
+            pending.append(contentsOf: samples[index..<(index + take)])
+            index += take
+            if pending.count == chunkSamples {
+                let ptsNs = anchorNs + Self.durationNs(frames: framesSinceAnchor, rate: rate)
+                framesSinceAnchor += UInt64(chunkFrames)
+                let delivered = PCMChunk(samples: pending, sampleRate: rate, channels: channels, ptsNs: ptsNs)
+                pending.removeAll(keepingCapacity: true)
+                onChunk(delivered)
+                chunksDelivered.add(1, ordering: .relaxed)
+                if !sentFirstChunk {
+                    sentFirstChunk = true
+                    onEvent(.firstChunk)
+                }
+            }
+        }
+    }
+
+    /// `now - delay - buffered - (waiting buffers + 1) x frames/rate` from the stream's time report; the current
+    /// CLOCK_MONOTONIC time minus the buffer's duration when PipeWire has no report yet.
+    private static func firstSamplePtsNs(stream: OpaquePointer, time: inout pw_time, frames: Int, rate: Int) -> UInt64 {
+        let bufferNs = durationNs(frames: UInt64(frames), rate: rate)
+        let nowNs = MonotonicClock.nowNs()
+        guard pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0, time.now > 0 else {
+            return nowNs - min(nowNs, bufferNs)
+        }
+        var delayNs: Int64 = 0
+        if time.rate.denom > 0 && time.delay > 0 {
+            delayNs = time.delay * 1_000_000_000 * Int64(time.rate.num) / Int64(time.rate.denom)
+        }
+        let bufferedNs = Int64(durationNs(frames: time.buffered, rate: rate))
+        // Buffers still waiting behind this one (a late callback) were captured after it.
+        let newerNs = Int64(time.avail_buffers) * Int64(bufferNs)
+        let ptsNs = time.now - delayNs - bufferedNs - newerNs - Int64(bufferNs)
+        // A report from the future or absurdly old (> 1 s) is not trusted.
+        if ptsNs <= 0 || UInt64(ptsNs) > nowNs || nowNs - UInt64(ptsNs) > 1_000_000_000 {
+            return nowNs - min(nowNs, bufferNs)
+        }
+        return UInt64(ptsNs)
+    }
+
+    private static func durationNs(frames: UInt64, rate: Int) -> UInt64 {
+        frames * 1_000_000_000 / UInt64(rate)
+    }
+
+    fileprivate func nodeRemoved(_ node: PipeWireNode) {
+        guard !stopped, let targetName, node.id == targetNodeID else { return }
+        targetNodeID = nil
+        destroyStreamLocked()
+        pending.removeAll(keepingCapacity: true)
+        anchored = false
+        onEvent(.sourceLost(targetName))
+    }
+
+    fileprivate func nodeAdded(_ node: PipeWireNode) {
+        guard !stopped, let targetName, targetNodeID == nil, node.name == targetName, node.kind == targetKind else {
+            return
+        }
+        targetNodeID = node.id
+        do {
+            try connectStreamLocked()
+            onEvent(.sourceReturned(targetName))
+        } catch {
+            // Stays lost; the next node of that name tries again.
+            targetNodeID = nil
+        }
+    }
+}
+
+private func captureSession(_ data: UnsafeMutableRawPointer?) -> CaptureSession {
+    Unmanaged<CaptureSession>.fromOpaque(data!).takeUnretainedValue()
+}
+
+private func captureStateChanged(
+    _ data: UnsafeMutableRawPointer?, _ old: pw_stream_state, _ state: pw_stream_state, _ error: UnsafePointer<CChar>?
+) {
+    captureSession(data).stateChanged(state, error: error.map { String(cString: $0) })
+}
+
+private func captureParamChanged(_ data: UnsafeMutableRawPointer?, _ id: UInt32, _ param: UnsafePointer<spa_pod>?) {
+    captureSession(data).paramChanged(id: id, param: param)
+}
+
+private func captureProcess(_ data: UnsafeMutableRawPointer?) {
+    captureSession(data).process()
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+enum MonotonicClock {
+    static func nowNs() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}

@@ -1,0 +1,278 @@
+import CaptureLink
+import Foundation
+import Media
+import Synchronization
+
+/// The sources the audio pipeline mixes.
+public enum AudioSourceKind: String, Sendable, CaseIterable {
+    /// The microphone, captured by the pusher itself.
+    case microphone
+    /// Desktop or application audio sent by the capture helper (AUDIO messages).
+    case desktop
+}
+
+/// What the audio pipeline produces.
+struct AudioPipelineSettings: Sendable {
+    var sampleRateHz: Int
+    var channels: Int
+    var bitrateKbps: Int
+    /// CLOCK_MONOTONIC time of the shared timeline's zero (the video pipeline's first tick).
+    var epochNs: UInt64
+    /// How long after a 20 ms frame's end the mixer waits for late samples before mixing it.
+    var mixDelayMs: Int = 50
+    /// Added to audio timestamps to line them up with video: the video pipeline stamps a frame
+    /// with the tick that sampled it, on average half a frame interval after it was captured,
+    /// so audio (stamped by capture time) moves by the same half interval.
+    var videoSamplingLagMs: Int = 0
+}
+
+/// The audio pipeline, on its own thread: every 20 ms of the shared CLOCK_MONOTONIC timeline it
+/// mixes each source's samples for that interval (resampled to the output format by
+/// libswresample, placed by their capture timestamps), applies volumes and mute, lets the
+/// application process the frame, and encodes AAC for the sinks. A source with nothing for an
+/// interval contributes silence, so the output never stops and its timestamps stay continuous.
+final class AudioPipeline: @unchecked Sendable {
+    let settings: AudioPipelineSettings
+    let encoder: AACEncoder
+    /// Samples per channel in one 20 ms frame.
+    let frameSamples: Int
+    private let running = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private let state = Mutex(State())
+    private let sinks = Mutex<[ObjectIdentifier: EncodedMediaSink]>([:])
+    /// Called on the pipeline thread with every mixed frame (interleaved float, `channels` per
+    /// sample) and its time on the shared timeline in ms.
+    var onProcessFrame: (@Sendable (inout [Float], Int64) -> Void)?
+    /// Called on the pipeline thread with the microphone's level (0...100) every `levelIntervalMs`.
+    var onMicrophoneLevel: (@Sendable (Int) -> Void)?
+    /// Called once, from the thread that delivered it, when the first samples of any source arrive.
+    var onFirstSamples: (@Sendable (AudioSourceKind) -> Void)?
+    var onEncoderError: (@Sendable (MediaError) -> Void)?
+
+    struct State {
+        var sources: [AudioSourceKind: SourceQueue] = [:]
+        var volumes: [AudioSourceKind: Float] = [:]
+        var muted = false
+        var levelIntervalMs = 0
+        var sawFirstSamples = false
+        var framesMixed = 0
+        var bytesEncoded = 0
+    }
+
+    init(settings: AudioPipelineSettings) throws(MediaError) {
+        self.settings = settings
+        encoder = try AACEncoder(settings: AACEncoderSettings(
+            sampleRateHz: settings.sampleRateHz, channels: settings.channels, bitrateKbps: settings.bitrateKbps))
+        frameSamples = settings.sampleRateHz / 50
+    }
+
+    func start() {
+        guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        let thread = Thread { [self] in run() }
+        thread.name = "livepush-audio"
+        thread.start()
+    }
+
+    func stop() {
+        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        finished.wait()
+    }
+
+    func add(_ sink: EncodedMediaSink) { sinks.withLock { $0[ObjectIdentifier(sink)] = sink } }
+    func remove(_ sink: EncodedMediaSink) { _ = sinks.withLock { $0.removeValue(forKey: ObjectIdentifier(sink)) } }
+
+    /// Volume of a source in percent: 100 unchanged, 0 silent, up to 400 amplified.
+    func setVolume(_ percent: Int, for source: AudioSourceKind) {
+        state.withLock { $0.volumes[source] = Float(max(0, min(400, percent))) / 100 }
+    }
+
+    /// Silence instead of the mix; frames keep flowing so timestamps stay continuous.
+    func setMuted(_ muted: Bool) { state.withLock { $0.muted = muted } }
+
+    /// Reports the microphone's level every `intervalMs` (0 stops).
+    func setLevelInterval(ms intervalMs: Int) { state.withLock { $0.levelIntervalMs = max(0, intervalMs) } }
+
+    /// Frames mixed and AAC bytes encoded since the start.
+    var counters: (frames: Int, bytes: Int) { state.withLock { ($0.framesMixed, $0.bytesEncoded) } }
+
+    /// Samples of `source`: interleaved float at `rateHz` with `channels`, the first one captured
+    /// at `ptsNs` (CLOCK_MONOTONIC). Called from any thread.
+    func push(_ samples: [Float], rateHz: Int, channels: Int, ptsNs: UInt64, from source: AudioSourceKind) {
+        guard !samples.isEmpty, channels > 0 else { return }
+        let outputRate = settings.sampleRateHz, outputChannels = settings.channels
+        let first = state.withLock { state -> Bool in
+            var queue = state.sources[source] ?? SourceQueue()
+            queue.append(samples, rateHz: rateHz, channels: channels, ptsNs: ptsNs,
+                         outputRateHz: outputRate, outputChannels: outputChannels)
+            state.sources[source] = queue
+            defer { state.sawFirstSamples = true }
+            return !state.sawFirstSamples
+        }
+        if first { onFirstSamples?(source) }
+    }
+
+    /// Helper audio (AUDIO message) into the desktop source.
+    func push(_ audio: Audio) {
+        let samples: [Float]
+        switch audio.format {
+        case .f32le:
+            samples = audio.pcm.withUnsafeBytes { raw in
+                (0..<raw.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
+            }
+        case .s16le:
+            samples = audio.pcm.withUnsafeBytes { raw in
+                (0..<raw.count / 2).map { Float(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self))) / 32768 }
+            }
+        }
+        push(samples, rateHz: Int(audio.rateHz), channels: Int(audio.channels), ptsNs: audio.ptsNs, from: .desktop)
+    }
+
+    private func run() {
+        defer { finished.signal() }
+        let frameNs = UInt64(frameSamples) * 1_000_000_000 / UInt64(settings.sampleRateHz)
+        let delayNs = UInt64(settings.mixDelayMs) * 1_000_000
+        var frameIndex: UInt64 = 0
+        var levelSum = 0.0, levelCount = 0, levelStartIndex: UInt64 = 0
+        while running.load(ordering: .relaxed) {
+            let frameStartNs = settings.epochNs + frameIndex * frameNs
+            MonotonicClock.sleep(untilNs: frameStartNs + frameNs + delayNs)
+            var (mix, micEnergy, levelIntervalMs) = mixFrame(startNs: frameStartNs)
+            onProcessFrame?(&mix, Int64(frameIndex * frameNs / 1_000_000))
+            if levelIntervalMs > 0, let onMicrophoneLevel {
+                levelSum += micEnergy
+                levelCount += mix.count / settings.channels
+                if (frameIndex - levelStartIndex + 1) * frameNs >= UInt64(levelIntervalMs) * 1_000_000 {
+                    onMicrophoneLevel(Self.level(meanSquare: levelCount == 0 ? 0 : levelSum / Double(levelCount)))
+                    levelSum = 0
+                    levelCount = 0
+                    levelStartIndex = frameIndex + 1
+                }
+            }
+            encodeAndDeliver(mix)
+            frameIndex += 1
+            // Far behind (the process was stopped): skip to now rather than mix a burst.
+            let nowNs = MonotonicClock.nowNs()
+            if nowNs > frameStartNs + 10 * frameNs + delayNs {
+                let current = (nowNs - settings.epochNs - delayNs) / frameNs
+                if current > frameIndex + 5 { frameIndex = current - 1 }
+            }
+        }
+        do {
+            deliver(try encoder.flush())
+        } catch {
+            onEncoderError?(error)
+        }
+    }
+
+    /// The mix of every source for the 20 ms starting at `startNs`, the microphone's energy
+    /// (sum of squares per sample frame, before volume and mute) and the level interval.
+    private func mixFrame(startNs: UInt64) -> ([Float], Double, Int) {
+        let count = frameSamples * settings.channels
+        let rate = settings.sampleRateHz
+        return state.withLock { state in
+            var mix = [Float](repeating: 0, count: count)
+            var micEnergy = 0.0
+            for kind in AudioSourceKind.allCases {
+                guard var queue = state.sources[kind] else { continue }
+                let samples = queue.take(frameSamples: frameSamples, startNs: startNs, rateHz: rate, channels: settings.channels)
+                state.sources[kind] = queue
+                let volume = state.volumes[kind] ?? 1
+                if kind == .microphone {
+                    micEnergy = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(settings.channels)
+                }
+                for index in 0..<count { mix[index] += samples[index] * volume }
+            }
+            if state.muted {
+                for index in 0..<count { mix[index] = 0 }
+            } else {
+                for index in 0..<count { mix[index] = max(-1, min(1, mix[index])) }
+            }
+            state.framesMixed += 1
+            return (mix, micEnergy, state.levelIntervalMs)
+        }
+    }
+
+    /// 0...100 from a mean square: −60 dBFS and below is 0, 0 dBFS is 100.
+    static func level(meanSquare: Double) -> Int {
+        guard meanSquare > 0 else { return 0 }
+        let dBFS = 10 * log10(meanSquare)
+        return Int(max(0, min(100, (dBFS + 60) / 60 * 100)).rounded())
+    }
+
+    private func encodeAndDeliver(_ mix: [Float]) {
+        do {
+            deliver(try encoder.encode(mix))
+        } catch {
+            onEncoderError?(error)
+        }
+    }
+
+    private func deliver(_ packets: [EncodedAudioPacket]) {
+        guard !packets.isEmpty else { return }
+        let targets = Array(sinks.withLock { $0.values })
+        state.withLock { $0.bytesEncoded += packets.reduce(0) { $0 + $1.data.count } }
+        for packet in packets {
+            let ptsMs = packet.pts * 1000 / Int64(settings.sampleRateHz) + Int64(settings.videoSamplingLagMs)
+            for sink in targets { sink.receiveAudio(packet, ptsMs: ptsMs) }
+        }
+    }
+}
+
+/// One source's samples waiting to be mixed, already in the output format, with the capture
+/// time of the first one. Reading is continuous; the capture times only re-anchor it when it
+/// runs dry, jumps, or drifts more than `toleranceMs` from where it should be.
+struct SourceQueue {
+    private var samples: [Float] = []
+    private var headPtsNs: UInt64 = 0
+    private var resampler: AudioResampler?
+    private static let toleranceMs: UInt64 = 15
+    private static let maxQueuedMs = 1000
+
+    mutating func append(_ input: [Float], rateHz: Int, channels: Int, ptsNs: UInt64,
+                         outputRateHz: Int, outputChannels: Int) {
+        if resampler?.inputRateHz != rateHz || resampler?.inputChannels != channels {
+            resampler = try? AudioResampler(inputRateHz: rateHz, inputChannels: channels,
+                                            outputRateHz: outputRateHz, outputChannels: outputChannels)
+        }
+        guard let resampler, let converted = try? resampler.convert(input) else { return }
+        let queuedNs = UInt64(samples.count / outputChannels) * 1_000_000_000 / UInt64(outputRateHz)
+        let expectedNs = headPtsNs + queuedNs
+        let jumped = ptsNs > expectedNs + Self.toleranceMs * 1_000_000 || ptsNs + Self.toleranceMs * 1_000_000 < expectedNs
+        if samples.isEmpty || jumped {
+            // Dry, or a discontinuity (a device came back, a helper restarted): start again here.
+            samples = converted
+            headPtsNs = ptsNs
+        } else {
+            samples += converted
+        }
+        let maxValues = Self.maxQueuedMs * outputRateHz / 1000 * outputChannels
+        if samples.count > maxValues {
+            let dropFrames = (samples.count - maxValues) / outputChannels
+            samples.removeFirst(dropFrames * outputChannels)
+            headPtsNs += UInt64(dropFrames) * 1_000_000_000 / UInt64(outputRateHz)
+        }
+    }
+
+    /// `frameSamples` sample frames for the interval starting at `startNs`: silence where the
+    /// source has nothing for it.
+    mutating func take(frameSamples: Int, startNs: UInt64, rateHz: Int, channels: Int) -> [Float] {
+        var output = [Float](repeating: 0, count: frameSamples * channels)
+        guard !samples.isEmpty else { return output }
+        let offsetNs = Int64(bitPattern: startNs &- headPtsNs)
+        var skip = 0, lead = 0
+        if abs(offsetNs) > Int64(Self.toleranceMs) * 1_000_000 {
+            let offsetFrames = Int(offsetNs * Int64(rateHz) / 1_000_000_000)
+            if offsetFrames > 0 { skip = offsetFrames } else { lead = min(frameSamples, -offsetFrames) }
+        }
+        let available = samples.count / channels
+        skip = min(skip, available)
+        let copyFrames = min(frameSamples - lead, available - skip)
+        if copyFrames > 0 {
+            for index in 0..<(copyFrames * channels) { output[lead * channels + index] = samples[skip * channels + index] }
+        }
+        let consumed = skip + max(0, copyFrames)
+        samples.removeFirst(consumed * channels)
+        headPtsNs += UInt64(consumed) * 1_000_000_000 / UInt64(rateHz)
+        return output
+    }
+}

@@ -1,0 +1,78 @@
+/// Automatic bitrate: lowers the video encoder's bitrate toward what the network carries when
+/// a destination's send queue builds up, never under the minimum, and steps back up toward
+/// the target once every queue has stayed short for a while. Without auto bitrate it only
+/// follows `setTarget`. Called once a second with each publishing destination's figures.
+struct BitrateController {
+    private(set) var targetKbps: Int
+    private(set) var minKbps: Int
+    private(set) var currentKbps: Int
+    let enabled: Bool
+    private(set) var lastChangeWasDown = false
+    /// Consecutive calls with every queue short.
+    private var calmSeconds = 0
+
+    /// A queue longer than this (ms) means the network is not keeping up.
+    static let congestedQueueMs = 500
+    /// Every queue shorter than this (ms) for `calmSecondsBeforeStepUp` calls: room to grow.
+    static let calmQueueMs = 200
+    static let calmSecondsBeforeStepUp = 3
+
+    struct Destination {
+        var queuedMs: Int
+        var sendRateKbps: Int
+        var dropThresholdMs: Int
+    }
+
+    init(targetKbps: Int, minKbps: Int, currentKbps: Int, enabled: Bool) {
+        self.targetKbps = targetKbps
+        self.minKbps = minKbps
+        self.currentKbps = currentKbps
+        self.enabled = enabled
+    }
+
+    /// The new encoder bitrate, or nil to keep it.
+    mutating func update(destinations: [Destination], audioKbps: Int) -> Int? {
+        guard enabled else { return nil }
+        let congested = destinations.filter { $0.queuedMs > Self.congestedQueueMs }
+        if !congested.isEmpty {
+            calmSeconds = 0
+            // What the slowest congested destination carried, less audio and a fifth so the
+            // queue drains; at most a halving per second (one bad measurement cannot sink it),
+            // never under the minimum. At or under that already: hold while the queue drains.
+            let carriedKbps = congested.map(\.sendRateKbps).min() ?? 0
+            let fitKbps = (carriedKbps - audioKbps) * 8 / 10
+            guard currentKbps > fitKbps else { return nil }
+            let next = max(minKbps, currentKbps / 2, fitKbps)
+            return change(to: next)
+        }
+        if destinations.allSatisfy({ $0.queuedMs < Self.calmQueueMs }) {
+            calmSeconds += 1
+            if calmSeconds >= Self.calmSecondsBeforeStepUp && currentKbps < targetKbps {
+                calmSeconds = 0
+                // Up by a tenth of the target a step: from the minimum to the target in about 30 s.
+                return change(to: min(targetKbps, currentKbps + max(50, targetKbps / 10)))
+            }
+        } else {
+            calmSeconds = 0
+        }
+        return nil
+    }
+
+    mutating func setTarget(_ kbps: Int) -> Int? {
+        targetKbps = kbps
+        if !enabled || currentKbps > kbps { return change(to: kbps) }
+        return nil
+    }
+
+    mutating func setMin(_ kbps: Int) -> Int? {
+        minKbps = kbps
+        return currentKbps < kbps ? change(to: kbps) : nil
+    }
+
+    private mutating func change(to kbps: Int) -> Int? {
+        guard kbps != currentKbps else { return nil }
+        lastChangeWasDown = kbps < currentKbps
+        currentKbps = kbps
+        return kbps
+    }
+}

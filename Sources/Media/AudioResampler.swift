@@ -1,0 +1,60 @@
+import CFFmpeg
+
+/// Converts interleaved float PCM from one rate and channel count to another through
+/// libswresample (its default filter; channels are up- or down-mixed by its matrix).
+public final class AudioResampler {
+    public let inputRateHz: Int
+    public let inputChannels: Int
+    public let outputRateHz: Int
+    public let outputChannels: Int
+    private var context: OpaquePointer?
+
+    public init(inputRateHz: Int, inputChannels: Int, outputRateHz: Int, outputChannels: Int) throws(MediaError) {
+        guard (1...8).contains(inputChannels), (1...8).contains(outputChannels), inputRateHz > 0, outputRateHz > 0 else {
+            throw .ffmpeg(call: "AudioResampler", code: CFFmpeg_AVERROR(EINVAL),
+                          message: "unsupported audio: \(inputRateHz) Hz x \(inputChannels) -> \(outputRateHz) Hz x \(outputChannels)")
+        }
+        self.inputRateHz = inputRateHz
+        self.inputChannels = inputChannels
+        self.outputRateHz = outputRateHz
+        self.outputChannels = outputChannels
+        var inputLayout = AVChannelLayout(), outputLayout = AVChannelLayout()
+        av_channel_layout_default(&inputLayout, Int32(inputChannels))
+        av_channel_layout_default(&outputLayout, Int32(outputChannels))
+        defer {
+            av_channel_layout_uninit(&inputLayout)
+            av_channel_layout_uninit(&outputLayout)
+        }
+        var context: OpaquePointer?
+        try ffmpegCall("swr_alloc_set_opts2") {
+            swr_alloc_set_opts2(&context, &outputLayout, AV_SAMPLE_FMT_FLT, Int32(outputRateHz),
+                                &inputLayout, AV_SAMPLE_FMT_FLT, Int32(inputRateHz), 0, nil)
+        }
+        self.context = context
+        try ffmpegCall("swr_init") { swr_init(context) }
+    }
+
+    deinit { swr_free(&context) }
+
+    /// True when input and output are the same: `convert` then returns its input.
+    public var isPassThrough: Bool { inputRateHz == outputRateHz && inputChannels == outputChannels }
+
+    /// Converts `samples` (interleaved, `inputChannels` per frame); returns what came out
+    /// (interleaved, `outputChannels` per frame). The resampler keeps a few samples of delay.
+    public func convert(_ samples: [Float]) throws(MediaError) -> [Float] {
+        if isPassThrough { return samples }
+        let inputFrames = samples.count / inputChannels
+        let capacity = Int(swr_get_out_samples(context, Int32(inputFrames))) + 16
+        var output = [Float](repeating: 0, count: capacity * outputChannels)
+        let produced = output.withUnsafeMutableBytes { outputBytes -> Int32 in
+            samples.withUnsafeBytes { inputBytes -> Int32 in
+                var outputPlane: UnsafeMutablePointer<UInt8>? = outputBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                var inputPlane: UnsafePointer<UInt8>? = inputBytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                return swr_convert(context, &outputPlane, Int32(capacity), &inputPlane, Int32(inputFrames))
+            }
+        }
+        if produced < 0 { throw .ffmpeg("swr_convert", produced) }
+        output.removeLast(output.count - Int(produced) * outputChannels)
+        return output
+    }
+}

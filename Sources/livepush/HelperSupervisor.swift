@@ -1,0 +1,137 @@
+import Foundation
+
+/// Runs the capture helper `livepush screen` started and keeps it running: when it dies (a
+/// non-zero exit or a signal) it says why and starts it again, at once, then after 1 s, 2 s,
+/// and 5 s from then on; a run that lasted `stableAfterSeconds` resets the backoff. After
+/// `maxFastFailures` deaths in a row each within `stableAfterSeconds` of starting, it gives up.
+/// A helper that exits 0 finished on purpose (its window closed, it was asked to stop) and a
+/// usage error (exit 2) will not get better: neither is restarted.
+final class HelperSupervisor: @unchecked Sendable {
+    let executable: URL
+    let arguments: [String]
+    static let backoffSeconds: [Double] = [0, 1, 2, 5]
+    let stableAfterSeconds: Double = 10
+    let maxFastFailures = 5
+    /// Each line the helper prints.
+    var onLine: (@Sendable (String) -> Void)?
+    /// Why the helper died and what happens next.
+    var onNote: (@Sendable (String) -> Void)?
+    /// The helper finished on purpose (exit 0) or cannot be helped (exit 2): the run ends.
+    var onFinished: (@Sendable (Int32) -> Void)?
+    /// Restarting did not help: the run ends with this error.
+    var onGaveUp: (@Sendable (String) -> Void)?
+
+    private let lock = NSLock()
+    private var process: Process?
+    private var stopping = false
+    private var fastFailures = 0
+    private(set) var restarts = 0
+
+    init(executable: URL, arguments: [String]) {
+        self.executable = executable
+        self.arguments = arguments
+    }
+
+    /// The running helper's pid, or nil between runs.
+    var processIdentifier: Int32? { lock.withLock { process?.isRunning == true ? process?.processIdentifier : nil } }
+
+    func start() throws {
+        let helper = Process()
+        helper.executableURL = executable
+        helper.arguments = arguments
+        let output = Pipe()
+        helper.standardError = output
+        helper.standardOutput = output
+        helper.standardInput = FileHandle.nullDevice
+        let startedAt = Date()
+        helper.terminationHandler = { [weak self] process in self?.ended(process, startedAt: startedAt) }
+        try helper.run()
+        lock.withLock { process = helper }
+        let reader = Thread { [weak self] in
+            var pending = Data()
+            while true {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    self?.onLine?(line)
+                }
+            }
+        }
+        reader.start()
+    }
+
+    /// From now on the helper's end is expected: no restart, no note.
+    func expectEnd() { lock.withLock { stopping = true } }
+
+    /// Stops the helper: SIGTERM (it finishes its session), SIGKILL after `graceSeconds`.
+    func stop(graceSeconds: Double = 1) {
+        let helper = lock.withLock { () -> Process? in
+            stopping = true
+            return process
+        }
+        guard let helper, helper.isRunning else { return }
+        helper.terminate()
+        let deadline = Date().addingTimeInterval(graceSeconds)
+        while helper.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if helper.isRunning { Foundation.kill(helper.processIdentifier, SIGKILL) }
+        helper.waitUntilExit()
+    }
+
+    /// Kills the helper at once (a forced exit).
+    func killNow() {
+        if let pid = processIdentifier { Foundation.kill(pid, SIGKILL) }
+    }
+
+    private func ended(_ helper: Process, startedAt: Date) {
+        let ranSeconds = Date().timeIntervalSince(startedAt)
+        let status = helper.terminationStatus
+        let bySignal = helper.terminationReason == .uncaughtSignal
+        let (stopping, failures) = lock.withLock { () -> (Bool, Int) in
+            if ranSeconds >= stableAfterSeconds { fastFailures = 0 }
+            if bySignal || status != 0 { fastFailures += ranSeconds < stableAfterSeconds ? 1 : 0 }
+            return (self.stopping, fastFailures)
+        }
+        if stopping { return }
+        let why = bySignal ? "was killed by signal \(status) (\(Self.signalName(status)))" : "exited with status \(status)"
+        if !bySignal && (status == 0 || status == 2) {
+            onNote?("the capture helper \(why)")
+            onFinished?(status)
+            return
+        }
+        if failures >= maxFastFailures {
+            onGaveUp?("the capture helper \(why); it failed \(failures) times in a row within "
+                + "\(Int(stableAfterSeconds)) s of starting, so it is not restarted again (see its messages above)")
+            return
+        }
+        let delay = Self.backoffSeconds[min(max(0, failures - 1), Self.backoffSeconds.count - 1)]
+        onNote?("the capture helper \(why) after \(String(format: "%.1f", ranSeconds)) s; restarting it"
+            + (delay > 0 ? " in \(Int(delay)) s" : ""))
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, !self.lock.withLock({ self.stopping }) else { return }
+            do {
+                try self.start()
+                self.lock.withLock { self.restarts += 1 }
+            } catch {
+                self.onGaveUp?("cannot start the capture helper again: \(error)")
+            }
+        }
+    }
+
+    static func signalName(_ number: Int32) -> String {
+        switch number {
+        case SIGKILL: "SIGKILL"
+        case SIGTERM: "SIGTERM"
+        case SIGSEGV: "SIGSEGV"
+        case SIGABRT: "SIGABRT"
+        case SIGINT: "SIGINT"
+        case SIGBUS: "SIGBUS"
+        case SIGILL: "SIGILL"
+        case SIGTRAP: "SIGTRAP"
+        case SIGFPE: "SIGFPE"
+        default: "signal \(number)"
+        }
+    }
+}

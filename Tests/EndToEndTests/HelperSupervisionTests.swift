@@ -1,0 +1,124 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+
+extension SharedScreen {
+    /// `livepush screen` keeps its helper alive and ends cleanly: a killed helper is restarted
+    /// and the push goes on; Ctrl-C finishes everything within 2 s and leaves nothing behind.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
+                    "needs the test Xvfb and nginx-rtmp (make test)"))
+    struct HelperSupervisionTests {
+        let livepush = BuiltProducts.path("livepush")
+
+        private func start(_ extra: [String]) throws -> RunningCommand {
+            try ProcessRunner.start(livepush, ["screen", "--display", try TestEnvironment.display(), "--region", "0,0,320,240",
+                                               "--resolution", "320x240", "--quiet"] + extra)
+        }
+
+        private func helperPid(of command: RunningCommand) -> Int32? {
+            command.childProcessIdentifiers.first { pid in
+                ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").contains("livepush-capture")
+            }
+        }
+
+        /// Whether `pid` runs (a zombie waiting to be reaped does not).
+        private func isAlive(_ pid: Int32) -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            return !stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
+        }
+
+        /// Video packet times (ms) of an FLV.
+        private func videoTimesMs(_ path: String) throws -> [Int] {
+            let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                           "packet=pts", "-of", "csv=p=0", path])
+            return result.standardOutput.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        }
+
+        @Test func aKilledHelperIsRestartedAndTheStreamHasNoGapOverOneSecond() throws {
+            let key = UniqueName.make("killed")
+            let screen = try start([try TestEnvironment.recordURL(key: key)])
+            #expect(screen.waitForError("screen capture started"))
+            for round in 1...3 {
+                Thread.sleep(forTimeInterval: 1)
+                guard let pid = helperPid(of: screen) else {
+                    Issue.record("no helper process in round \(round): \(screen.errorSoFar)")
+                    break
+                }
+                kill(pid, SIGKILL)
+                #expect(screen.waitForError("screen capture started", count: round + 1), "round \(round): \(screen.errorSoFar)")
+            }
+            Thread.sleep(forTimeInterval: 1)
+            screen.interrupt()
+            let result = screen.finish()
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(result.standardError.components(separatedBy: "was killed by signal 9 (SIGKILL)").count - 1 == 3,
+                    "\(result.standardError)")
+            Thread.sleep(forTimeInterval: 0.5)
+            let times = try videoTimesMs(try TestEnvironment.recordedFile(key: key).path)
+            let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+            #expect(times.count >= 100 && (gaps.max() ?? 0) <= 1000, "\(times.count) frames, largest gap \(gaps.max() ?? 0) ms")
+        }
+
+        @Test func ctrlCFinishesEverythingWithinTwoSecondsAndLeavesNothingBehind() throws {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ctrlc")).path + ".mp4"
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let key = UniqueName.make("ctrlc")
+            let screen = try start([path, try TestEnvironment.liveURL(key: key)])
+            #expect(screen.waitForError("screen capture started"))
+            Thread.sleep(forTimeInterval: 2)
+            let helper = helperPid(of: screen)
+            let group = "screen-\(screen.processIdentifier)"
+            let socketDirectory = (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/livepush"
+            let socketsBefore = (try? FileManager.default.contentsOfDirectory(atPath: socketDirectory)) ?? []
+            #expect(socketsBefore.contains { $0.hasPrefix(group) }, "\(socketsBefore)")
+            let interruptedAt = Date()
+            screen.interrupt()
+            let result = screen.finish()
+            let exitSeconds = Date().timeIntervalSince(interruptedAt)
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(exitSeconds < 2, "exited \(exitSeconds) s after SIGINT")
+            if let helper { #expect(!isAlive(helper), "the helper \(helper) outlived the pusher") }
+            let socketsAfter = (try? FileManager.default.contentsOfDirectory(atPath: socketDirectory)) ?? []
+            #expect(!socketsAfter.contains { $0.hasPrefix(group) }, "left behind: \(socketsAfter)")
+            let probe = try MediaProbe.videoStream(path)
+            #expect(Int(probe["nb_read_frames"] ?? "") ?? 0 >= 45, "\(probe)")
+        }
+
+        @Test func aSecondCtrlCForcesTheExitAndKillsTheHelper() throws {
+            // A server that accepts and never answers: stopping waits on its connection attempt.
+            let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(silent) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(silent, $0, length) == 0 && listen(silent, 4) == 0 && getsockname(silent, $0, &length) == 0
+            } }
+            let port = UInt16(bigEndian: address.sin_port)
+            let screen = try start(["rtmp://127.0.0.1:\(port)/live/hidden"])
+            #expect(screen.waitForError("screen capture started"))
+            let helper = helperPid(of: screen)
+            screen.interrupt()
+            Thread.sleep(forTimeInterval: 0.3)
+            screen.interrupt()
+            let result = screen.finish()
+            #expect(result.exitCode == 130, "\(result)")
+            #expect(result.standardError.contains("interrupted again"))
+            Thread.sleep(forTimeInterval: 0.2)
+            if let helper { #expect(!isAlive(helper), "the helper \(helper) outlived the pusher") }
+        }
+
+        @Test func aHelperThatKeepsFailingIsGivenUpOnWithAClearError() throws {
+            let screen = try start(["--helper", "/bin/false", FileManager.default.temporaryDirectory
+                .appendingPathComponent(UniqueName.make("never")).path + ".mp4"])
+            let result = screen.finish()
+            #expect(result.exitCode == 1, "\(result)")
+            #expect(result.standardError.contains("exited with status 1 after"), "\(result.standardError)")
+            #expect(result.standardError.contains("failed 5 times in a row"), "\(result.standardError)")
+            #expect(result.standardError.contains("restarting it in 1 s") && result.standardError.contains("restarting it in 5 s"))
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import CaptureLink
+import Foundation
+import LivePush
+import Testing
+import TestSupport
+
+/// An in-test capture helper: BGRx frames at 60 fps whose brightness `picture(t)` gives and
+/// desktop audio (48 kHz stereo F32, 10 ms AUDIO messages) whose samples `sound(t)` gives, both
+/// on one CLOCK_MONOTONIC timeline `t` (seconds since the helper started): what a picture and
+/// a sound at the same instant look like to the pusher.
+final class SignalHelper: @unchecked Sendable {
+    let group: String
+    let runtime: String
+    let picture: @Sendable (Double) -> UInt8
+    let sound: @Sendable (Double) -> Float
+    private let stopRequested = NSLock()
+    private var stopped = false
+    private let finished = DispatchSemaphore(value: 0)
+    private(set) var error: String?
+
+    init(group: String, runtime: String, picture: @escaping @Sendable (Double) -> UInt8,
+         sound: @escaping @Sendable (Double) -> Float)
+    {
+        self.group = group
+        self.runtime = runtime
+        self.picture = picture
+        self.sound = sound
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            defer { finished.signal() }
+            do { try run() } catch { self.error = "\(error)" }
+        }
+        thread.start()
+    }
+
+    func stop() {
+        stopRequested.withLock { stopped = true }
+        finished.wait()
+    }
+
+    private func run() throws {
+        var configuration = HelperEndpointConfiguration(group: group, helperName: "signal-helper", helperVersion: "1",
+                                                        pixelFormats: [.bgrx], maxWidth: 320, maxHeight: 240)
+        configuration.runtimeDirectory = runtime
+        configuration.capabilities = [.audio]
+        configuration.audioFormats = [.f32le]
+        let helper = try HelperEndpoint(configuration: configuration)
+        try helper.start(sourceInfo: "{}")
+        let width = 320, height = 240, rate = 48000
+        let startNs = MonotonicClock.nowNs()
+        var frameIndex: UInt64 = 0
+        var audioSamplesSent = 0
+        while !stopRequested.withLock({ stopped }) {
+            let frameNs = startNs + frameIndex * 1_000_000_000 / 60
+            MonotonicClock.sleep(untilNs: frameNs)
+            _ = try helper.poll(timeoutMs: 0)
+            let t = Double(frameNs - startNs) / 1e9
+            if let slot = try helper.acquireSlot() {
+                let value = picture(t)
+                let bytes = slot.bytes.bindMemory(to: UInt8.self)
+                for index in 0..<(width * height * 4) { bytes[index] = value }
+                try helper.publish(slot, format: .bgrx, width: UInt32(width), height: UInt32(height),
+                                   strides: [UInt32(width * 4)], planeOffsets: [0], ptsNs: frameNs)
+            }
+            // Audio up to now, in 10 ms messages stamped with their first sample's time.
+            let due = Int(Double(MonotonicClock.nowNs() - startNs) / 1e9 * Double(rate))
+            while due - audioSamplesSent >= 480 {
+                var pcm: [UInt8] = []
+                pcm.reserveCapacity(480 * 8)
+                for index in 0..<480 {
+                    let bits = sound(Double(audioSamplesSent + index) / Double(rate)).bitPattern.littleEndian
+                    for _ in 0..<2 { withUnsafeBytes(of: bits) { pcm += $0 } }
+                }
+                let ptsNs = startNs + UInt64(audioSamplesSent) * 1_000_000_000 / UInt64(rate)
+                try helper.sendAudio(Audio(format: .f32le, rateHz: UInt32(rate), channels: 2, ptsNs: ptsNs, pcm: pcm))
+                audioSamplesSent += 480
+            }
+            frameIndex += 1
+        }
+        helper.finish(.user, text: "done")
+    }
+}
+
+/// The pusher's audio path without PipeWire: desktop audio from a helper, mixed, encoded to AAC
+/// and recorded; read back with the real ffmpeg.
+@Suite struct AudioPathTests {
+    final class Recorder: LivePusherObserver, @unchecked Sendable {
+        let lock = NSLock()
+        var events: [String] = []
+        var frames: [(count: Int, rate: Int, channels: Int)] = []
+        var silenceFromMs: Int64?
+        func onCaptureFirstAudioFrame() { lock.withLock { events.append("firstAudioFrame") } }
+        func onProcessAudioFrame(_ frame: inout AudioFrame) {
+            let silence = lock.withLock { () -> Bool in
+                if frames.count < 5 { frames.append((frame.samples.count, frame.sampleRateHz, frame.channels)) }
+                return silenceFromMs.map { frame.ptsMs >= $0 } ?? false
+            }
+            if silence { for index in frame.samples.indices { frame.samples[index] = 0 } }
+        }
+    }
+
+    private func config() -> LivePushConfig {
+        var config = LivePushConfig()
+        config.resolution = .size(width: 320, height: 240)
+        config.fps = 30
+        return config
+    }
+
+    private func sine(_ hz: Double, amplitude: Float = 0.25) -> @Sendable (Double) -> Float {
+        { t in amplitude * Float(sin(2 * Double.pi * hz * t)) }
+    }
+
+    /// Records `seconds` of a SignalHelper through a LivePusher; `during` runs after 1 s.
+    private func record(seconds: Double, observer: Recorder = Recorder(), picture: @escaping @Sendable (Double) -> UInt8 = { _ in 0 },
+                        sound: @escaping @Sendable (Double) -> Float, pushURL: String? = nil,
+                        during: (LivePusher) -> Void = { _ in }) throws -> String
+    {
+        let runtime = privateRuntimeDirectory()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("audio")).path + ".mp4"
+        let pusher = try LivePusher(config: config(), observer: observer)
+        let group = UniqueName.make("audio")
+        try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
+        let helper = SignalHelper(group: group, runtime: runtime, picture: picture, sound: sound)
+        helper.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        if let pushURL { #expect(pusher.startPush(url: pushURL) == 0) }
+        Thread.sleep(forTimeInterval: 1)
+        during(pusher)
+        Thread.sleep(forTimeInterval: seconds - 1)
+        pusher.stopLocalRecording()
+        helper.stop()
+        pusher.destroy()
+        #expect(helper.error == nil, "\(helper.error ?? "")")
+        return path
+    }
+
+    @Test func desktopAudioFromTheHelperIsInTheRecordingWithTheVideo() throws {
+        let observer = Recorder()
+        let path = try record(seconds: 3, observer: observer, sound: sine(440))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let samples = try AudioAnalysis.decodeMono(path)
+        #expect(abs(Double(samples.count) / 48000 - 3) < 0.25, "\(samples.count) samples for about 3 s")
+        #expect(abs(AudioAnalysis.dominantFrequencyHz(Array(samples.dropFirst(9600)), sampleRateHz: 48000) - 440) < 2)
+        #expect(observer.lock.withLock { observer.events } == ["firstAudioFrame"])
+        let probe = try ProcessRunner.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels",
+                                                      "-of", "csv=p=0", path])
+        #expect(probe.standardOutput.contains("aac,48000,2"), "\(probe)")
+        #expect(probe.standardOutput.contains("h264"), "\(probe)")
+        // 20 ms of interleaved stereo float at 48 kHz reach onProcessAudioFrame.
+        #expect(observer.lock.withLock { observer.frames.allSatisfy { $0 == (1920, 48000, 2) } && observer.frames.count == 5 })
+    }
+
+    @Test func muteGivesSilenceAndTheAudioTimestampsStayContinuous() throws {
+        let path = try record(seconds: 3, sound: sine(440), during: { $0.setMute(true) })
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let samples = try AudioAnalysis.decodeMono(path)
+        let loud = AudioAnalysis.rmsDbfs(Array(samples[4800..<24000]))
+        let muted = AudioAnalysis.rmsDbfs(Array(samples.suffix(48000)))
+        #expect(loud > -20 && muted < -80, "before mute \(loud) dBFS, muted \(muted) dBFS")
+        // Every AAC packet follows the previous one by exactly its 1024 samples: no gap, no overlap.
+        let packets = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries",
+                                                        "packet=pts", "-of", "csv=p=0", path])
+        let pts = packets.standardOutput.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(pts.count > 120, "\(pts.count) audio packets")
+        #expect(zip(pts, pts.dropFirst()).allSatisfy { $1 - $0 == 1024 }, "gaps in \(pts)")
+    }
+
+    @Test func halfVolumeIsSixDecibelsDownWithinOne() throws {
+        let path = try record(seconds: 3, sound: sine(440), during: { $0.setDesktopAudioVolume(50) })
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let samples = try AudioAnalysis.decodeMono(path)
+        let full = AudioAnalysis.rmsDbfs(Array(samples[9600..<38400]))
+        let half = AudioAnalysis.rmsDbfs(Array(samples.suffix(48000)))
+        #expect(abs((full - half) - 6.02) < 1, "full \(full) dBFS, half \(half) dBFS")
+    }
+
+    @Test func onProcessAudioFrameChangesWhatIsEncoded() throws {
+        let observer = Recorder()
+        observer.silenceFromMs = 0
+        let path = try record(seconds: 2, observer: observer, sound: sine(440))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(AudioAnalysis.rmsDbfs(try AudioAnalysis.decodeMono(path)) < -80)
+    }
+
+    /// Flash and beep: every second the helper shows white for 100 ms and plays a 100 ms
+    /// 1 kHz beep starting at the same instant.
+    private static let inPulse: @Sendable (Double) -> Bool = { t in
+        t.truncatingRemainder(dividingBy: 1) >= 0.5 && t.truncatingRemainder(dividingBy: 1) < 0.6
+    }
+    private static let flash: @Sendable (Double) -> UInt8 = { inPulse($0) ? 255 : 0 }
+    private static let beep: @Sendable (Double) -> Float = { t in inPulse(t) ? 0.5 * Float(sin(2 * Double.pi * 1000 * t)) : 0 }
+
+    @Test func flashAndBeepStayInSyncWithin40MillisecondsInTheRecording() throws {
+        let path = try record(seconds: 5, picture: Self.flash, sound: Self.beep)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let offsetsMs = try avOffsetsMs(path)
+        #expect(offsetsMs.count >= 3 && abs(median(offsetsMs)) <= 40, "audio minus video onsets (ms): \(offsetsMs)")
+        print("A/V offset in the recording (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
+    }
+
+    @Test(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"))
+    func flashAndBeepStayInSyncWithin40MillisecondsAtTheReceiver() throws {
+        let key = UniqueName.make("sync")
+        let path = try record(seconds: 5, picture: Self.flash, sound: Self.beep, pushURL: try TestEnvironment.recordURL(key: key))
+        try? FileManager.default.removeItem(atPath: path)
+        Thread.sleep(forTimeInterval: 0.5)
+        let offsetsMs = try avOffsetsMs(try TestEnvironment.recordedFile(key: key).path)
+        #expect(offsetsMs.count >= 2 && abs(median(offsetsMs)) <= 40, "audio minus video onsets (ms): \(offsetsMs)")
+        print("A/V offset at nginx (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
+    }
+
+    private func median(_ values: [Double]) -> Double {
+        values.isEmpty ? .infinity : values.sorted()[values.count / 2]
+    }
+
+    /// For each flash in `path`, the nearest beep's onset (first sample above a quarter of its
+    /// amplitude) minus the flash's onset (first frame brighter than mid-grey), on the file's own
+    /// timestamps: the A/V offset a viewer sees, in ms.
+    private func avOffsetsMs(_ path: String) throws -> [Double] {
+        let starts = try ProcessRunner.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,start_time",
+                                                       "-of", "csv=p=0", path])
+        var startTime: [String: Double] = [:]
+        for line in starts.standardOutput.split(separator: "\n") {
+            let fields = line.split(separator: ",")
+            if fields.count == 2 { startTime[String(fields[0])] = Double(fields[1]) }
+        }
+        let samples = try AudioAnalysis.decodeMono(path)
+        let lumaPath = path + ".gray"
+        defer { try? FileManager.default.removeItem(atPath: lumaPath) }
+        let luma = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-vf", "scale=8:8",
+                                                    "-pix_fmt", "gray", "-f", "rawvideo", lumaPath])
+        #expect(luma.exitCode == 0, "\(luma)")
+        let frames = [UInt8](try Data(contentsOf: URL(fileURLWithPath: lumaPath))).chunks(of: 64)
+            .map { $0.reduce(0) { $0 + Int($1) } / 64 }
+        var videoOnsets: [Double] = []
+        for index in frames.indices.dropFirst() where frames[index] > 128 && frames[index - 1] <= 128 {
+            videoOnsets.append((startTime["video"] ?? 0) + Double(index) / 30)
+        }
+        var audioOnsets: [Double] = []
+        var lastOnset = -1.0
+        for index in samples.indices where abs(samples[index]) > 0.125 {
+            let t = (startTime["audio"] ?? 0) + Double(index) / 48000
+            if t - lastOnset > 0.5 { audioOnsets.append(t) }
+            lastOnset = t
+        }
+        return videoOnsets.compactMap { video in
+            audioOnsets.min { abs($0 - video) < abs($1 - video) }.map { ($0 - video) * 1000 }
+        }
+    }
+}
+
+extension Array {
+    func chunks(of size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count - size + 1, by: size).map { self[$0..<$0 + size] }
+    }
+}

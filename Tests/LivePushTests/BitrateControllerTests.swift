@@ -1,0 +1,55 @@
+@testable import LivePush
+import Testing
+
+/// Auto bitrate's decisions, one second at a time, from the figures the senders measure.
+@Suite struct BitrateControllerTests {
+    typealias Destination = BitrateController.Destination
+
+    private func congested(carryingKbps: Int) -> Destination { Destination(queuedMs: 1500, sendRateKbps: carryingKbps, dropThresholdMs: 2000) }
+    private let calm = Destination(queuedMs: 50, sendRateKbps: 2000, dropThresholdMs: 2000)
+
+    @Test func aBuildingQueueLowersTheBitrateTowardWhatTheNetworkCarries() {
+        var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 2500, enabled: true)
+        // (1628 - 128) x 0.8 = 1200, but at most a halving a second.
+        #expect(controller.update(destinations: [congested(carryingKbps: 1628)], audioKbps: 128) == 1250)
+        #expect(controller.update(destinations: [congested(carryingKbps: 1628)], audioKbps: 128) == 1200)
+        #expect(controller.lastChangeWasDown)
+        // There, it holds while the margin drains the queue.
+        #expect(controller.update(destinations: [congested(carryingKbps: 1628)], audioKbps: 128) == nil)
+    }
+
+    @Test func neverUnderTheMinimum() {
+        var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 700, enabled: true)
+        #expect(controller.update(destinations: [congested(carryingKbps: 100)], audioKbps: 128) == 600)
+        #expect(controller.update(destinations: [congested(carryingKbps: 100)], audioKbps: 128) == nil)
+    }
+
+    @Test func threeCalmSecondsStepBackUpByATenthOfTheTarget() {
+        var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 1000, enabled: true)
+        #expect(controller.update(destinations: [calm], audioKbps: 128) == nil)
+        #expect(controller.update(destinations: [calm], audioKbps: 128) == nil)
+        #expect(controller.update(destinations: [calm], audioKbps: 128) == 1250)
+        #expect(!controller.lastChangeWasDown)
+        for _ in 0..<30 { _ = controller.update(destinations: [calm], audioKbps: 128) }
+        #expect(controller.currentKbps == 2500, "never above the target")
+    }
+
+    @Test func theSlowestDestinationSetsThePace() {
+        var controller = BitrateController(targetKbps: 2500, minKbps: 300, currentKbps: 1000, enabled: true)
+        #expect(controller.update(destinations: [calm, congested(carryingKbps: 528)], audioKbps: 128) == 500)
+        #expect(controller.update(destinations: [calm, congested(carryingKbps: 528)], audioKbps: 128) == 320)
+    }
+
+    @Test func withoutAutoBitrateOnlyTheTargetMovesIt() {
+        var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 2500, enabled: false)
+        #expect(controller.update(destinations: [congested(carryingKbps: 500)], audioKbps: 128) == nil)
+        #expect(controller.setTarget(1800) == 1800)
+    }
+
+    @Test func aTargetBelowTheCurrentBitrateTakesEffectAtOnceAndARaisedMinimumLiftsIt() {
+        var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 2000, enabled: true)
+        #expect(controller.setTarget(1500) == 1500)
+        #expect(controller.setMin(1600) == 1600)
+        #expect(controller.setTarget(3000) == nil, "auto bitrate climbs to a higher target on its own")
+    }
+}

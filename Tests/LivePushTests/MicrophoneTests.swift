@@ -1,0 +1,91 @@
+import Foundation
+import LivePush
+import Testing
+import TestSupport
+
+/// The microphone through the test PipeWire daemon's virtual mic (a known tone), into
+/// recordings and the real nginx-rtmp, read back with ffmpeg.
+@Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire) && TestEnvironment.isEnabled(.rtmp),
+                "needs the test PipeWire daemon and nginx-rtmp (make test)"))
+struct MicrophoneTests {
+    final class Recorder: LivePusherObserver, @unchecked Sendable {
+        let lock = NSLock()
+        var events: [String] = []
+        var levels: [Int] = []
+        var messages: [String] = []
+        func onWarning(code: Int32, message: String, extraInfo: [String: String]) {
+            lock.withLock { events.append("warning(\(code))"); messages.append(message) }
+        }
+        func onCaptureFirstAudioFrame() { lock.withLock { events.append("firstAudioFrame") } }
+        func onMicrophoneVolumeUpdate(volume: Int) { lock.withLock { levels.append(volume) } }
+    }
+
+    private func config() -> LivePushConfig {
+        var config = LivePushConfig()
+        config.resolution = .size(width: 320, height: 240)
+        config.fps = 30
+        return config
+    }
+
+    /// A pusher with the microphone `name` (nil: the default source), recording and pushing
+    /// `seconds` of a black screen.
+    private func run(seconds: Double, microphone name: String? = nil, observer: Recorder, pushKey: String? = nil,
+                     during: (LivePusher) -> Void = { _ in }) throws -> (path: String, micCode: Int32) {
+        let runtime = privateRuntimeDirectory()
+        let group = UniqueName.make("mic")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("mic")).path + ".mkv"
+        let pusher = try LivePusher(config: config(), observer: observer)
+        try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
+        let micCode = pusher.startMicrophone(name: name)
+        pusher.enableVolumeEvaluation(intervalMs: 300)
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        if let pushKey { #expect(pusher.startPush(url: try TestEnvironment.recordURL(key: pushKey)) == 0) }
+        Thread.sleep(forTimeInterval: 1)
+        during(pusher)
+        Thread.sleep(forTimeInterval: seconds - 1)
+        pusher.destroy()
+        return (path, micCode)
+    }
+
+    @Test func theMicsToneIsInTheRecordingAndInWhatNginxReceived() throws {
+        let observer = Recorder()
+        let key = UniqueName.make("mictone")
+        let (path, code) = try run(seconds: 4, observer: observer, pushKey: key)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(code == 0)
+        let toneHz = try TestEnvironment.toneHz()
+        let recorded = try AudioAnalysis.decodeMono(path)
+        #expect(abs(AudioAnalysis.dominantFrequencyHz(Array(recorded.dropFirst(24000)), sampleRateHz: 48000) - toneHz) < 2)
+        Thread.sleep(forTimeInterval: 0.5)
+        let pushed = try AudioAnalysis.decodeMono(try TestEnvironment.recordedFile(key: key).path)
+        #expect(pushed.count > 48000 * 2, "\(pushed.count) samples reached nginx")
+        #expect(abs(AudioAnalysis.dominantFrequencyHz(Array(pushed.dropFirst(24000)), sampleRateHz: 48000) - toneHz) < 2)
+        #expect(observer.lock.withLock { observer.events }.contains("firstAudioFrame"))
+        // The virtual mic plays at about -18 dBFS: a level near 70 of 100 (-60 dBFS is 0).
+        let levels = observer.lock.withLock { observer.levels }
+        #expect(levels.count >= 8 && levels.suffix(5).allSatisfy { (55...85).contains($0) }, "\(levels)")
+    }
+
+    @Test func captureVolumeMovesTheLevelByWhatItSays() throws {
+        let observer = Recorder()
+        let (path, _) = try run(seconds: 3, observer: observer, during: { $0.setCaptureVolume(25) })
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let samples = try AudioAnalysis.decodeMono(path)
+        let full = AudioAnalysis.rmsDbfs(Array(samples[14400..<38400]))
+        let quarter = AudioAnalysis.rmsDbfs(Array(samples.suffix(48000)))
+        #expect(abs((full - quarter) - 12.04) < 1, "100 %: \(full) dBFS, 25 %: \(quarter) dBFS")
+    }
+
+    @Test func aMissingMicIsAWarningThatListsTheSourcesAndTheStreamGoesOnSilent() throws {
+        let observer = Recorder()
+        let (path, code) = try run(seconds: 2, microphone: "no-such-mic", observer: observer)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(code == -1)
+        let (events, messages) = observer.lock.withLock { (observer.events, observer.messages.joined(separator: "\n")) }
+        #expect(events.contains("warning(\(LivePushWarningCode.microphoneUnavailable))"), "\(events)")
+        let testMic = try TestEnvironment.microphone()
+        #expect(messages.contains("no-such-mic") && messages.contains(testMic), "\(messages)")
+        let samples = try AudioAnalysis.decodeMono(path)
+        #expect(samples.count > 48000 && AudioAnalysis.rmsDbfs(samples) < -80, "silent audio, \(samples.count) samples")
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import LivePush
+import Testing
+import TestSupport
+
+/// Pushing through a bad network to the real nginx-rtmp of the test environment: a throttling
+/// proxy on loopback, a server that restarts, a key already in use, names that do not resolve.
+@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"))
+struct PushNetworkTests {
+    final class Recorder: LivePusherObserver, @unchecked Sendable {
+        let lock = NSLock()
+        var events: [String] = []
+        var statistics: [LivePusherStatistics] = []
+        var messages: [String] = []
+        func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {
+            lock.withLock { events.append("push(\(status.rawValue))"); messages.append(message) }
+        }
+        func onError(code: Int32, message: String, extraInfo: [String: String]) {
+            lock.withLock { events.append("error(\(code))"); messages.append(message) }
+        }
+        func onWarning(code: Int32, message: String, extraInfo: [String: String]) {
+            lock.withLock { events.append("warning(\(code))"); messages.append(message) }
+        }
+        func onStatisticsUpdate(_ figures: LivePusherStatistics) { lock.withLock { statistics.append(figures) } }
+        var all: [String] { lock.withLock { events } }
+        var figures: [LivePusherStatistics] { lock.withLock { statistics } }
+        var text: String { lock.withLock { messages.joined(separator: "\n") } }
+    }
+
+    private func config(targetKbps: Int = 1500, minKbps: Int = 300) -> LivePushConfig {
+        var config = LivePushConfig()
+        config.resolution = .size(width: 320, height: 240)
+        config.fps = 30
+        config.qualityMode = .custom
+        config.targetVideoBitrateKbps = targetKbps
+        config.minVideoBitrateKbps = minKbps
+        config.initialVideoBitrateKbps = targetKbps
+        config.connectRetryIntervalMs = 1000
+        config.connectRetryCount = 10
+        return config
+    }
+
+    /// A pusher fed by a helper with changing pictures and a 440 Hz tone.
+    private func startPusher(_ config: LivePushConfig, observer: Recorder) throws -> (LivePusher, SignalHelper) {
+        let runtime = privateRuntimeDirectory()
+        let group = UniqueName.make("net")
+        let pusher = try LivePusher(config: config, observer: observer)
+        try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
+        let helper = SignalHelper(group: group, runtime: runtime, picture: { UInt8(Int($0 * 600) % 256) },
+                                  sound: { 0.25 * Float(sin(2 * Double.pi * 440 * $0)) })
+        helper.start()
+        return (pusher, helper)
+    }
+
+    /// Audio and video packet times (ms) of an FLV nginx recorded.
+    private func packetTimesMs(_ path: String, stream: String) throws -> [Int] {
+        let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries",
+                                                       "packet=pts", "-of", "csv=p=0", path])
+        return result.standardOutput.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    private func rtmpPort() throws -> UInt16 {
+        UInt16(try TestEnvironment.value("LIVEPUSH_TEST_RTMP_URL", of: .rtmp).split(separator: ":").last ?? "") ?? 0
+    }
+
+    @Test func throttledUplinkDropsVideoLowersTheBitrateKeepsAudioAndRecovers() throws {
+        let proxy = try ThrottlingProxy(targetPort: try rtmpPort(), rateKbps: 500)
+        defer { proxy.close() }
+        let observer = Recorder()
+        let (pusher, helper) = try startPusher(config(), observer: observer)
+        let key = UniqueName.make("slow")
+        #expect(pusher.startPush(url: "rtmp://127.0.0.1:\(proxy.port)/record/\(key)") == 0)
+        Thread.sleep(forTimeInterval: 10)
+        let throttled = observer.figures
+        proxy.rateKbps = 0  // the network recovers
+        Thread.sleep(forTimeInterval: 8)
+        pusher.stopPush()
+        helper.stop()
+        pusher.destroy()
+
+        let lowest = throttled.map(\.encoderBitrateKbps).filter { $0 > 0 }.min() ?? 0
+        #expect(lowest < 1000 && lowest >= 300, "the bitrate went down to \(lowest) kbps (min 300): \(throttled.map(\.encoderBitrateKbps))")
+        #expect(throttled.map(\.framesDropped).reduce(0, +) > 0 || lowest < 700, "neither drops nor a lower bitrate")
+        #expect(throttled.map(\.queueMs).max() ?? 0 < 4000, "the queue stays bounded: \(throttled.map(\.queueMs))")
+        #expect(observer.all.contains("warning(\(LivePushWarningCode.networkBusy))"), "\(observer.all)")
+        let final = observer.figures.last?.encoderBitrateKbps ?? 0
+        #expect(final > lowest, "after the network recovered the bitrate climbed from \(lowest) to \(final) kbps")
+        // Audio never dropped: nginx recorded every AAC frame, 1024 samples (21.3 ms) apart.
+        Thread.sleep(forTimeInterval: 0.5)
+        let audio = try packetTimesMs(try TestEnvironment.recordedFile(key: key).path, stream: "a:0")
+        let gaps = zip(audio, audio.dropFirst()).map { $1 - $0 }
+        #expect(audio.count > 500, "\(audio.count) audio packets for about 17 s")
+        #expect(gaps.allSatisfy { (20...23).contains($0) }, "audio gaps: \(gaps.filter { !(20...23).contains($0) })")
+    }
+
+    @Test func aThrottledDestinationDoesNotHoldBackTheOther() throws {
+        let proxy = try ThrottlingProxy(targetPort: try rtmpPort(), rateKbps: 300)
+        defer { proxy.close() }
+        let observer = Recorder()
+        var config = config(targetKbps: 800, minKbps: 600)  // auto bitrate cannot fit 300 kbps: the slow one drops
+        config.autoBitrate = true
+        let (pusher, helper) = try startPusher(config, observer: observer)
+        let fastKey = UniqueName.make("fast"), slowKey = UniqueName.make("slow")
+        #expect(pusher.startPush(url: try TestEnvironment.recordURL(key: fastKey)) == 0)
+        #expect(pusher.addPushDestination(url: "rtmp://127.0.0.1:\(proxy.port)/record/\(slowKey)") == 0)
+        Thread.sleep(forTimeInterval: 8)
+        pusher.stopPush()
+        helper.stop()
+        pusher.destroy()
+        Thread.sleep(forTimeInterval: 0.5)
+        let fast = try packetTimesMs(try TestEnvironment.recordedFile(key: fastKey).path, stream: "v:0")
+        let slow = try packetTimesMs(try TestEnvironment.recordedFile(key: slowKey).path, stream: "v:0")
+        let fastGaps = zip(fast, fast.dropFirst()).map { $1 - $0 }
+        #expect(fast.count >= 200, "the fast destination got \(fast.count) frames of about 240")
+        #expect(fastGaps.allSatisfy { $0 <= 40 }, "the fast destination lost frames: \(fastGaps.filter { $0 > 40 })")
+        #expect(slow.count < fast.count * 3 / 4, "the slow one dropped: \(slow.count) vs \(fast.count) frames")
+    }
+
+    @Test func serverRestartIsSurvivedAndTheStreamResumes() throws {
+        let nginx = try PrivateNginx()
+        let observer = Recorder()
+        let (pusher, helper) = try startPusher(config(), observer: observer)
+        let key = UniqueName.make("restart")
+        #expect(pusher.startPush(url: nginx.rtmpURL + "/record/\(key)") == 0)
+        Thread.sleep(forTimeInterval: 2)
+        nginx.stop()
+        Thread.sleep(forTimeInterval: 2.5)
+        try nginx.start()
+        var resumed = false
+        for _ in 0..<100 where !resumed {  // within 10 s
+            Thread.sleep(forTimeInterval: 0.1)
+            resumed = observer.all.filter { $0.hasPrefix("push(") }.suffix(1) == ["push(2)"]
+                && observer.all.contains("push(3)")
+        }
+        Thread.sleep(forTimeInterval: 3)
+        pusher.stopPush()
+        helper.stop()
+        pusher.destroy()
+        let pushes = observer.all.filter { $0.hasPrefix("push(") }
+        #expect(resumed, "\(observer.all)")
+        #expect(pushes.first == "push(1)" && pushes.dropFirst().first == "push(2)" && pushes.last == "push(0)", "\(pushes)")
+        #expect(observer.all.contains("warning(\(LivePushWarningCode.pushReconnecting))"), "\(observer.all)")
+        #expect(!observer.all.contains { $0.hasPrefix("error(") }, "\(observer.all)")
+        // What nginx recorded after the restart plays: video and audio, about 3 s.
+        let file = nginx.recordDirectory + "/\(key).flv"
+        let video = try packetTimesMs(file, stream: "v:0"), audio = try packetTimesMs(file, stream: "a:0")
+        #expect(video.count >= 60 && audio.count >= 100, "\(video.count) video, \(audio.count) audio packets")
+    }
+
+    @Test func aSecondPublisherOnAKeyInUseIsRejectedWithoutRetries() throws {
+        let key = UniqueName.make("taken")
+        let first = Recorder(), second = Recorder()
+        let (pusherA, helperA) = try startPusher(config(), observer: first)
+        #expect(pusherA.startPush(url: try TestEnvironment.liveURL(key: key)) == 0)
+        Thread.sleep(forTimeInterval: 1.5)
+        let (pusherB, helperB) = try startPusher(config(), observer: second)
+        #expect(pusherB.startPush(url: try TestEnvironment.liveURL(key: key)) == 0)
+        Thread.sleep(forTimeInterval: 2)
+        for (pusher, helper) in [(pusherA, helperA), (pusherB, helperB)] {
+            helper.stop()
+            pusher.destroy()
+        }
+        #expect(second.all.filter { !$0.hasPrefix("warning") } == ["push(1)", "error(\(LivePushErrorCode.pushRejected))", "push(0)"],
+                "\(second.all)")
+        #expect(second.text.contains("already in use"), "\(second.text)")
+        #expect(!second.text.contains(key))
+        #expect(!first.all.contains { $0.hasPrefix("error(") })
+    }
+
+    @Test(arguments: [
+        ("rtmp://livepush-no-such-host.invalid/live/k", LivePushErrorCode.pushDNSFailed, "dnsFailed"),
+        ("rtmp://127.0.0.1:9/live/k", LivePushErrorCode.pushConnectionRefused, "connectionRefused"),
+    ])
+    func unreachableServersGetTheirOwnCodes(url: String, code: Int32, cause: String) throws {
+        let observer = Recorder()
+        var config = config()
+        config.connectRetryCount = 1
+        let (pusher, helper) = try startPusher(config, observer: observer)
+        #expect(pusher.startPush(url: url) == 0)
+        Thread.sleep(forTimeInterval: 2)
+        helper.stop()
+        pusher.destroy()
+        #expect(observer.all.filter { !$0.hasPrefix("push(") }
+            == ["warning(\(LivePushWarningCode.pushReconnecting))", "error(\(code))"], "\(observer.all)")
+        #expect(observer.text.contains(url.hasPrefix("rtmp://127") ? "connection refused" : "cannot resolve"))
+    }
+}
