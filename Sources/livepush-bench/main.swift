@@ -6,6 +6,7 @@ let usage = """
     Usage: livepush-bench link [--seconds N] [--runs N] [--sizes WxH,...] [--modes 60fps,max]
            livepush-bench capture [--seconds N] [--runs N] [--sizes WxH,...] [--fps N]
            livepush-bench record --painter PATH [--seconds N] [--runs N]
+           livepush-bench soak --hostile PATH [--painter PATH] [--kills N] [--hangs N] [--garbage N] [--nginx-restarts N]
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
@@ -27,6 +28,12 @@ let usage = """
       e2e record 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n>
       ffmpeg record 1080p30 cpu_pct=<n> rss_mib=<n>
       ratio cpu=<ours/ffmpeg>
+
+    soak (inside tools/testenv run): one `livepush screen` push through helper kills, hangs,
+    protocol garbage and nginx restarts, then Ctrl-C (make soak):
+      fault <kind> n=<count> survived=<count> max_gap_ms=<n> rss_growth_pct=<n> fd_growth=<n>
+      shutdown exit_ms=<n> exit_code=<n> orphan_helpers=<n> stale_socket=<0|1>
+      recording frames=<n> duration_s=<n> decoded=<yes|no>
 
     push: `livepush push`, ffmpeg's x11grab and GStreamer's ximagesrc pipelines each pushing the moving
     1080p30 screen (with a time code drawn by x11-paint) to the test nginx-rtmp; a receiver pulls the
@@ -50,6 +57,8 @@ case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":
     WakeFloor.send(Array(arguments.dropFirst()))
+case "soak":
+    SoakBenchmark.main(Array(arguments.dropFirst()))
 case "link-helper":
     LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
 case "-h", "--help":

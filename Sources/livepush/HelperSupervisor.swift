@@ -1,9 +1,11 @@
 import Foundation
 
 /// Runs the capture helper `livepush screen` started and keeps it running: when it dies (a
-/// non-zero exit or a signal) it says why and starts it again, at once, then after 1 s, 2 s,
-/// and 5 s from then on; a run that lasted `stableAfterSeconds` resets the backoff. After
-/// `maxFastFailures` deaths in a row each within `stableAfterSeconds` of starting, it gives up.
+/// non-zero exit or a signal) it says why and starts it again. A helper that had been working
+/// (it started capturing, `markCapturing`, or ran `stableAfterSeconds`) is restarted at once;
+/// one that failed before that is a fast failure, and fast failures in a row are restarted at
+/// once, then after 1 s, 2 s, and 5 s from then on, until `maxFastFailures` of them in a row
+/// make it give up.
 /// A helper that exits 0 finished on purpose (its window closed, it was asked to stop) and a
 /// usage error (exit 2) will not get better: neither is restarted.
 final class HelperSupervisor: @unchecked Sendable {
@@ -25,6 +27,8 @@ final class HelperSupervisor: @unchecked Sendable {
     private var process: Process?
     private var stopping = false
     private var fastFailures = 0
+    /// The running helper started capturing: it works, its death is not a fast failure.
+    private var capturing = false
     private(set) var restarts = 0
 
     init(executable: URL, arguments: [String]) {
@@ -46,7 +50,10 @@ final class HelperSupervisor: @unchecked Sendable {
         let startedAt = Date()
         helper.terminationHandler = { [weak self] process in self?.ended(process, startedAt: startedAt) }
         try helper.run()
-        lock.withLock { process = helper }
+        lock.withLock {
+            process = helper
+            capturing = false
+        }
         let reader = Thread { [weak self] in
             var pending = Data()
             while true {
@@ -62,6 +69,9 @@ final class HelperSupervisor: @unchecked Sendable {
         }
         reader.start()
     }
+
+    /// The running helper started sending the screen.
+    func markCapturing() { lock.withLock { capturing = true } }
 
     /// From now on the helper's end is expected: no restart, no note.
     func expectEnd() { lock.withLock { stopping = true } }
@@ -90,8 +100,8 @@ final class HelperSupervisor: @unchecked Sendable {
         let status = helper.terminationStatus
         let bySignal = helper.terminationReason == .uncaughtSignal
         let (stopping, failures) = lock.withLock { () -> (Bool, Int) in
-            if ranSeconds >= stableAfterSeconds { fastFailures = 0 }
-            if bySignal || status != 0 { fastFailures += ranSeconds < stableAfterSeconds ? 1 : 0 }
+            if capturing || ranSeconds >= stableAfterSeconds { fastFailures = 0 }
+            if bySignal || status != 0 { fastFailures += 1 }
             return (self.stopping, fastFailures)
         }
         if stopping { return }
@@ -102,8 +112,8 @@ final class HelperSupervisor: @unchecked Sendable {
             return
         }
         if failures >= maxFastFailures {
-            onGaveUp?("the capture helper \(why); it failed \(failures) times in a row within "
-                + "\(Int(stableAfterSeconds)) s of starting, so it is not restarted again (see its messages above)")
+            onGaveUp?("the capture helper \(why); it failed \(failures) times in a row before sending the screen, "
+                + "so it is not restarted again (see its messages above)")
             return
         }
         let delay = Self.backoffSeconds[min(max(0, failures - 1), Self.backoffSeconds.count - 1)]

@@ -256,7 +256,11 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     }
 
     func onScreenCaptureStarted() {
-        lock.withLock { captureStarted = true }
+        let supervisor = lock.withLock { () -> HelperSupervisor? in
+            captureStarted = true
+            return self.supervisor
+        }
+        supervisor?.markCapturing()
         note("screen capture started")
     }
 

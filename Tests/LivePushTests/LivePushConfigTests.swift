@@ -284,7 +284,7 @@ import Testing
         let json = String(decoding: try encoder.encode(LivePushConfig()), as: UTF8.self)
         #expect(json == #"{"audioBitrateKbps":128,"audioChannels":2,"audioSampleRateHz":48000,"autoBitrate":true,"#
             + #""connectRetryCount":5,"connectRetryIntervalMs":2000,"encoder":"libx264","fps":30,"gopSeconds":2,"#
-            + #""qualityMode":"resolution-first","resolution":"1080p","scaleMode":"fit"}"#)
+            + #""networkPoorAfterMs":5000,"qualityMode":"resolution-first","resolution":"1080p","scaleMode":"fit"}"#)
     }
 
     @Test func jsonRoundTripKeepsEveryField() throws {
@@ -292,7 +292,8 @@ import Testing
             resolution: .size(width: 1280, height: 800), fps: 60, gopSeconds: 1, qualityMode: .custom,
             targetVideoBitrateKbps: 4000, minVideoBitrateKbps: 1000, initialVideoBitrateKbps: 3000,
             encoder: .vaapi, audioSampleRateHz: 44100, audioChannels: 1, audioBitrateKbps: 96, scaleMode: .crop,
-            connectRetryIntervalMs: 5000, connectRetryCount: 0, autoBitrate: false)
+            connectRetryIntervalMs: 5000, connectRetryCount: 0, autoBitrate: false, pauseImagePath: "/srv/pause.png",
+            networkPoorImagePath: "/srv/poor.jpg", networkPoorAfterMs: 8000)
         #expect(try LivePushConfig.decodeJSON(try JSONEncoder().encode(config)) == config)
     }
 
@@ -306,7 +307,8 @@ import Testing
         #expect(message { try LivePushConfig.decodeJSON(Data(#"{"fps": 30, "framerate": 30}"#.utf8)) }
             == "unknown key 'framerate'; the keys are: resolution, fps, gopSeconds, qualityMode, "
             + "targetVideoBitrateKbps, minVideoBitrateKbps, initialVideoBitrateKbps, encoder, audioSampleRateHz, "
-            + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, autoBitrate")
+            + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, autoBitrate, "
+            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs")
     }
 
     @Test func jsonValueOfTheWrongTypeNamesTheKey() {

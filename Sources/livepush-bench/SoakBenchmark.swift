@@ -1,0 +1,337 @@
+import CommandLineSupport
+import Foundation
+import Glibc
+
+/// The fault script of issue 8: one `livepush screen` push (pusher, its supervised helper, the
+/// microphone, a recording) to the test environment's nginx, through helper kills, hangs,
+/// protocol garbage and server restarts; then Ctrl-C. Runs inside `tools/testenv run`. One line
+/// per fault kind, then the shutdown and the recording:
+///   fault <kind> n=<count> survived=<count> max_gap_ms=<n> rss_growth_pct=<n> fd_growth=<n>
+///   shutdown exit_ms=<n> exit_code=<n> orphan_helpers=<n> stale_socket=<0|1>
+///   recording frames=<n> duration_s=<n> decoded=<yes|no>
+enum SoakBenchmark {
+    static let options: [OptionSpec] = [
+        .value("kills", valueName: "N", help: "kill -9 the helper N times (default 50)."),
+        .value("hangs", valueName: "N", help: "SIGSTOP the helper N times (default 5)."),
+        .value("garbage", valueName: "N", help: "A helper that breaks the protocol mid-stream, N times (default 5)."),
+        .value("nginx-restarts", valueName: "N", help: "Restart nginx N times (default 10)."),
+        .value("hostile", valueName: "PATH", help: "Tests/Fixtures/hostile_helper.py."),
+        .value("painter", valueName: "PATH", help: "The x11-paint test client (moving content)."),
+    ]
+
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    static func main(_ arguments: [String]) -> Never {
+        do {
+            let parsed = try ArgumentParser.parse(arguments, options: options)
+            func count(_ name: String, _ fallback: Int) -> Int { Int(parsed.value(name) ?? "") ?? fallback }
+            guard let hostile = parsed.value("hostile") else { throw Failure(description: "--hostile PATH is required") }
+            let soak = try Soak(hostile: hostile, painter: parsed.value("painter"))
+            defer { soak.cleanUp() }
+            try soak.run(kills: count("kills", 50), hangs: count("hangs", 5), garbage: count("garbage", 5),
+                         nginxRestarts: count("nginx-restarts", 10))
+        } catch {
+            Terminal.printError("livepush-bench soak: \(error)")
+            Terminal.exit(.failure)
+        }
+        Terminal.exit(.success)
+    }
+}
+
+/// One soak run; see `SoakBenchmark`.
+final class Soak {
+    let environmentDirectory: String
+    let display: String
+    let rtmpURL: String
+    let recordDirectory: String
+    let workDirectory: String
+    let key = "soak\(getpid())"
+    let marker: String
+    let recordingPath: String
+    private var livepush: Process?
+    private var painter: Process?
+    private var errorLog: String
+    private var nginx: Process?
+    private var nginxArguments: [String] = []
+
+    init(hostile: String, painter painterPath: String?) throws {
+        func variable(_ name: String) throws -> String {
+            guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+                throw SoakBenchmark.Failure(description: "\(name) is not set: run inside tools/testenv run")
+            }
+            return value
+        }
+        environmentDirectory = try variable("LIVEPUSH_TESTENV_DIR")
+        display = try variable("LIVEPUSH_TEST_DISPLAY")
+        rtmpURL = try variable("LIVEPUSH_TEST_RTMP_URL")
+        recordDirectory = try variable("LIVEPUSH_TEST_RTMP_RECORD_DIR")
+        workDirectory = NSTemporaryDirectory() + "livepush-soak-\(getpid())"
+        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+        marker = workDirectory + "/garbage-next"
+        recordingPath = workDirectory + "/soak.mp4"
+        errorLog = workDirectory + "/livepush.err"
+        // The helper livepush supervises: livepush-capture, or, once after each marker, a helper
+        // that sends two frames and then breaks the protocol (it always exits 1: a crash).
+        let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+        let script = """
+            #!/bin/sh
+            if [ -e '\(marker)' ]; then
+                rm -f '\(marker)'
+                group=""; previous=""
+                for argument in "$@"; do [ "$previous" = "--group" ] && group="$argument"; previous="$argument"; done
+                python3 '\(hostile)' --group "$group" --case sequence-backwards --timeout 2 >/dev/null
+                exit 1
+            fi
+            exec '\(bin)/livepush-capture' "$@"
+
+            """
+        try script.write(toFile: workDirectory + "/helper", atomically: true, encoding: .utf8)
+        chmod(workDirectory + "/helper", 0o755)
+        if let painterPath {
+            let painter = Process()
+            painter.executableURL = URL(fileURLWithPath: painterPath)
+            painter.arguments = ["--display", display, "--geometry", "640x360+0+0", "square", "1e2a3a", "ffcc00", "240", "12"]
+            painter.standardInput = Pipe()
+            painter.standardOutput = FileHandle.nullDevice
+            try painter.run()
+            self.painter = painter
+        }
+    }
+
+    func cleanUp() {
+        if let livepush, livepush.isRunning { kill(livepush.processIdentifier, SIGKILL) }
+        painter?.terminate()
+        nginx?.terminate()
+        nginx?.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: workDirectory)
+    }
+
+    // MARK: The run
+
+    func run(kills: Int, hangs: Int, garbage: Int, nginxRestarts: Int) throws {
+        let livepush = Process()
+        livepush.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("livepush")
+        livepush.arguments = ["screen", "\(rtmpURL)/record/\(key)", recordingPath, "--display", display,
+                              "--region", "0,0,640,360", "--resolution", "640x360", "--helper", workDirectory + "/helper",
+                              "--retry-interval", "1000", "--retry-count", "30"]
+        FileManager.default.createFile(atPath: errorLog, contents: nil)
+        livepush.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorLog))
+        livepush.standardOutput = FileHandle.nullDevice
+        livepush.standardInput = FileHandle.nullDevice
+        try livepush.run()
+        self.livepush = livepush
+        guard waitFor(count("screen capture started") >= 1, seconds: 15) else {
+            throw SoakBenchmark.Failure(description: "livepush never started capturing: \(tail())")
+        }
+        Thread.sleep(forTimeInterval: 5)  // warm: buffers, pools and the first reconnect-free seconds
+        let baseline = usage()
+
+        try phase("helper-kill", count: kills, baseline: baseline) {
+            guard let helper = self.helperPid() else { return false }
+            let starts = self.count("screen capture started")
+            kill(helper, SIGKILL)
+            return self.waitFor(self.count("screen capture started") > starts, seconds: 10)
+        }
+        try phase("helper-hang", count: hangs, baseline: baseline) {
+            guard let helper = self.helperPid() else { return false }
+            let starts = self.count("screen capture started"), interruptions = self.count("screen capture interrupted")
+            kill(helper, SIGSTOP)
+            let detected = self.waitFor(self.count("screen capture interrupted") > interruptions, seconds: 6)
+            Thread.sleep(forTimeInterval: 0.5)
+            kill(helper, SIGCONT)
+            return detected && self.waitFor(self.count("screen capture started") > starts, seconds: 10)
+        }
+        try phase("helper-garbage", count: garbage, baseline: baseline) {
+            guard let helper = self.helperPid() else { return false }
+            let starts = self.count("screen capture started"), violations = self.count("screen capture interrupted")
+            FileManager.default.createFile(atPath: self.marker, contents: nil)
+            kill(helper, SIGKILL)
+            // The hostile helper's session starts, breaks the rules, ends; then the real one is back.
+            return self.waitFor(self.count("screen capture interrupted") > violations, seconds: 10)
+                && self.waitFor(self.count("screen capture started") >= starts + 2, seconds: 10)
+        }
+        // The server's restarts end the receiver's recording each time (nginx starts the file
+        // again): the gap is the time from the server being back to publishing again.
+        var restartGapsMs: [Int] = []
+        try phase("nginx-restart", count: nginxRestarts, baseline: baseline, gaps: { restartGapsMs }) {
+            let published = self.count("publishing to")
+            try self.restartNginx()
+            let backAt = Date()
+            guard self.waitFor(self.count("publishing to") > published, seconds: 10) else { return false }
+            restartGapsMs.append(Int(Date().timeIntervalSince(backAt) * 1000))
+            Thread.sleep(forTimeInterval: 1)
+            return true
+        }
+        try shutdown()
+    }
+
+    /// Runs `fault` `count` times, 1.5 s apart, and prints the kind's line.
+    private func phase(_ kind: String, count: Int, baseline: (rssKiB: Int, fds: Int),
+                       gaps: (() -> [Int])? = nil, _ fault: () throws -> Bool) throws {
+        guard count > 0 else { return }
+        let firstMs = lastVideoMs()
+        var survived = 0
+        for _ in 0..<count {
+            if try fault() { survived += 1 }
+            Thread.sleep(forTimeInterval: 1.5)
+        }
+        Thread.sleep(forTimeInterval: 2)
+        let after = usage()
+        let maxGapMs = gaps.map { $0().max() ?? 0 } ?? maxVideoGapMs(after: firstMs)
+        let rssGrowth = Double(after.rssKiB - baseline.rssKiB) * 100 / Double(max(1, baseline.rssKiB))
+        print(String(format: "fault %@ n=%d survived=%d max_gap_ms=%d rss_growth_pct=%.1f fd_growth=%d", kind, count,
+                     survived, maxGapMs, rssGrowth, after.fds - baseline.fds))
+        FileHandle.standardOutput.synchronizeFile()
+    }
+
+    private func shutdown() throws {
+        guard let livepush else { return }
+        let group = "screen-\(livepush.processIdentifier)"
+        let interruptedAt = Date()
+        kill(livepush.processIdentifier, SIGINT)
+        livepush.waitUntilExit()
+        let exitMs = Int(Date().timeIntervalSince(interruptedAt) * 1000)
+        Thread.sleep(forTimeInterval: 0.2)
+        let orphans = processes(containing: "--group \(group)").count
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp"
+        let sockets = (try? FileManager.default.contentsOfDirectory(atPath: runtime + "/livepush")) ?? []
+        print("shutdown exit_ms=\(exitMs) exit_code=\(livepush.terminationStatus) orphan_helpers=\(orphans) "
+            + "stale_socket=\(sockets.contains { $0.hasPrefix(group) } ? 1 : 0)")
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+        probe.arguments = ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                           "stream=nb_read_frames:format=duration", "-of", "default=nw=1", recordingPath]
+        let output = Pipe()
+        probe.standardOutput = output
+        probe.standardError = FileHandle.nullDevice
+        try probe.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        probe.waitUntilExit()
+        func field(_ name: String) -> String {
+            text.split(separator: "\n").first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) } ?? "0"
+        }
+        let seconds = Double(field("duration")) ?? 0
+        print(String(format: "recording frames=%@ duration_s=%.1f decoded=%@", field("nb_read_frames"), seconds,
+                     probe.terminationStatus == 0 ? "yes" : "no"))
+    }
+
+    // MARK: Observing
+
+    private func count(_ text: String) -> Int {
+        ((try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "").components(separatedBy: text).count - 1
+    }
+
+    private func tail() -> String { String(((try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? "").suffix(2000)) }
+
+    private func waitFor(_ condition: @autoclosure () -> Bool, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return condition()
+    }
+
+    /// The pusher's resident memory (KiB) and open descriptors.
+    private func usage() -> (rssKiB: Int, fds: Int) {
+        guard let pid = livepush?.processIdentifier else { return (0, 0) }
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?
+            .split(separator: " ").compactMap { Int($0) }.first ?? 0
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+        return (rss, fds)
+    }
+
+    private func helperPid() -> Int32? {
+        guard let pid = livepush?.processIdentifier else { return nil }
+        return processes(containing: "livepush-capture").first { parent(of: $0) == pid || parent(of: parent(of: $0)) == pid }
+    }
+
+    private func parent(of pid: Int32) -> Int32 {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        return Int32(stat[stat.index(close, offsetBy: 2)...].split(separator: " ")[1]) ?? 0
+    }
+
+    /// Live (not zombie) processes whose command line contains `text`.
+    private func processes(containing text: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard pid != getpid(),
+                  let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")"), !stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
+            else { return false }
+            return String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).contains(text)
+        }
+    }
+
+    /// Video packet times (ms) of what nginx recorded so far.
+    private func videoTimesMs() -> [Int] {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+        probe.arguments = ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts", "-of", "csv=p=0",
+                           recordDirectory + "/\(key).flv"]
+        let output = Pipe()
+        probe.standardOutput = output
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return [] }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        probe.waitUntilExit()
+        return text.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
+    private func lastVideoMs() -> Int { videoTimesMs().last ?? 0 }
+
+    /// The longest gap between consecutive video timestamps after `startMs`.
+    private func maxVideoGapMs(after startMs: Int) -> Int {
+        let times = videoTimesMs().filter { $0 >= startMs }
+        return zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? 0
+    }
+
+    // MARK: The server
+
+    /// Stops the test environment's nginx (SIGTERM, waited for) and starts it again with the
+    /// same command line on the same ports.
+    private func restartNginx() throws {
+        if let nginx {
+            nginx.terminate()
+            nginx.waitUntilExit()
+        } else {
+            let pids = (try? String(contentsOfFile: environmentDirectory + "/pids", encoding: .utf8)) ?? ""
+            guard let line = pids.split(separator: "\n").first(where: { $0.hasPrefix("nginx ") }),
+                  let pid = Int32(line.split(separator: " ")[1]),
+                  let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else {
+                throw SoakBenchmark.Failure(description: "the test environment's nginx is not running")
+            }
+            nginxArguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            kill(pid, SIGTERM)
+            let deadline = Date().addingTimeInterval(5)
+            while kill(pid, 0) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let restarted = Process()
+        restarted.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        restarted.arguments = Array(nginxArguments.dropFirst())
+        restarted.standardInput = FileHandle.nullDevice
+        restarted.standardOutput = FileHandle.nullDevice
+        restarted.standardError = FileHandle.nullDevice
+        try restarted.run()
+        nginx = restarted
+        let port = UInt16(rtmpURL.split(separator: ":").last ?? "") ?? 0
+        for _ in 0..<100 where !portOpen(port) { Thread.sleep(forTimeInterval: 0.05) }
+    }
+
+    private func portOpen(_ port: UInt16) -> Bool {
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(probe) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+}
