@@ -63,7 +63,14 @@ enum PushBenchmark {
         }
         if parsed.has("self-test") {
             let pattern = parsed.value("pattern").map { $0.split(separator: " ").map(String.init) }
-            selfTest(painter: painter, display: display, pattern: pattern)
+            switch selfTest(painter: painter, display: display, pattern: pattern) {
+            case .success(let line):
+                print(line)
+                Terminal.exit(.success)
+            case .failure(let failure):
+                print("self-test FAILED: \(failure)")
+                Terminal.exit(.failure)
+            }
         }
         guard let rtmp = parsed.value("rtmp") ?? environment["LIVEPUSH_TEST_RTMP_URL"] else {
             Terminal.printError("livepush-bench push: no RTMP server: give --rtmp rtmp://127.0.0.1:PORT or run inside "
@@ -249,30 +256,29 @@ enum PushBenchmark {
 
     // MARK: Self-test: the painter, x11grab and the decoder agree, and a damaged code is refused.
 
-    static func selfTest(painter: String, display: String, pattern: [String]?) -> Never {
-        func fail(_ reason: String) -> Never {
-            print("self-test FAILED: \(reason)")
-            Terminal.exit(.failure)
-        }
+    /// The self-test's result line, or why it failed. Returns (rather than exits) so that the
+    /// painter, the receiver and the log directory are cleaned up on every path.
+    static func selfTest(painter: String, display: String, pattern: [String]?) -> Result<String, Failure> {
+        func fail(_ reason: String) -> Result<String, Failure> { .failure(Failure(description: reason)) }
         // 1. Synthetic: a painted code decodes to its value; any one wrong block, or none, is refused.
         let width = TimeCode.regionWidth, height = TimeCode.regionHeight
         let value = TimeCode.nowNs() / 1_000_000 & TimeCode.valueMask
         var grey = [UInt8](repeating: 40, count: width * height)
         TimeCode.paint(valueMs: value, into: &grey, stride: width)
         let decoded = grey.withUnsafeBytes { TimeCode.decode(grey: $0, width: width, height: height, stride: width) }
-        guard decoded == value else { fail("synthetic code \(value) decoded as \(decoded.map(String.init) ?? "nothing")") }
+        guard decoded == value else { return fail("synthetic code \(value) decoded as \(decoded.map(String.init) ?? "nothing")") }
         for block in 0..<TimeCode.blockCount {
             var damaged = grey
             let centre = (TimeCode.originY + TimeCode.blockPx / 2) * width + TimeCode.originX + block * TimeCode.blockPx
                 + TimeCode.blockPx / 2
             for dy in -8..<8 { for dx in -8..<8 { damaged[centre + dy * width + dx] = 255 - grey[centre + dy * width + dx] } }
             if let wrong = damaged.withUnsafeBytes({ TimeCode.decode(grey: $0, width: width, height: height, stride: width) }) {
-                fail("a code with block \(block) flipped was accepted as \(wrong)")
+                return fail("a code with block \(block) flipped was accepted as \(wrong)")
             }
         }
         let blank = [UInt8](repeating: 40, count: width * height)
         if blank.withUnsafeBytes({ TimeCode.decode(grey: $0, width: width, height: height, stride: width) }) != nil {
-            fail("a blank image was accepted as a code")
+            return fail("a blank image was accepted as a code")
         }
 
         // 2. On the screen: the painter's code, grabbed by x11grab, decodes to a moment just before now.
@@ -284,7 +290,7 @@ enum PushBenchmark {
             painterProcess = try startPainter(painter, display: display, geometry: "\(width + 64)x400+0+0",
                                               pattern: pattern ?? ["timecode", "1e2a3a", "ffcc00", "100", "6"])
         } catch {
-            fail("the painter did not start: \(error)")
+            return fail("the painter did not start: \(error)")
         }
         defer { stop(painterProcess) }
         let receiver: TimeCodeReceiver
@@ -293,8 +299,9 @@ enum PushBenchmark {
                 "-f", "x11grab", "-framerate", String(fps), "-video_size", "\(width)x\(height)", "-i", "\(display)+0,0",
             ], logPath: "\(logs)/receiver.log")
         } catch {
-            fail("ffmpeg x11grab did not start: \(error)")
+            return fail("ffmpeg x11grab did not start: \(error)")
         }
+        defer { receiver.stop() }
         let started = Date()
         while receiver.frameCount == 0 && receiver.isRunning && Date().timeIntervalSince(started) < 5 {
             Thread.sleep(forTimeInterval: 0.05)
@@ -305,19 +312,18 @@ enum PushBenchmark {
         receiver.stop()
         let latencies = samples.compactMap(\.latencyMs).sorted()
         guard samples.count >= 20 else {
-            fail("x11grab gave \(samples.count) frames in 2 s, want at least 20: " + tail("\(logs)/receiver.log"))
+            return fail("x11grab gave \(samples.count) frames in 2 s, want at least 20: " + tail("\(logs)/receiver.log"))
         }
-        guard !latencies.isEmpty else { fail("none of \(samples.count) grabbed frames held a valid time code") }
+        guard !latencies.isEmpty else { return fail("none of \(samples.count) grabbed frames held a valid time code") }
         guard latencies.count * 10 >= samples.count * 9 else {
-            fail("only \(latencies.count) of \(samples.count) grabbed frames held a valid time code")
+            return fail("only \(latencies.count) of \(samples.count) grabbed frames held a valid time code")
         }
         guard latencies.first! >= 0, latencies.last! <= 500 else {
-            fail("time codes \(format(latencies.first!)) to \(format(latencies.last!)) ms old, want 0 to 500")
+            return fail("time codes \(format(latencies.first!)) to \(format(latencies.last!)) ms old, want 0 to 500")
         }
-        print("self-test timecode synthetic=ok frames=\(samples.count) valid=\(latencies.count) "
+        return .success("self-test timecode synthetic=ok frames=\(samples.count) valid=\(latencies.count) "
             + "latency_ms_p50=\(format(percentile(latencies, 0.5))) latency_ms_min=\(format(latencies.first!)) "
             + "latency_ms_max=\(format(latencies.last!))")
-        Terminal.exit(.success)
     }
 
     // MARK: Helpers
