@@ -55,10 +55,10 @@ let package = Package(
                            "AudioCapture"]),
         .executableTarget(
             name: "livepush-capture",
-            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture"]),
+            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture"]),
         .executableTarget(
             name: "livepush-bench",
-            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture"]),
+            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 
@@ -74,6 +74,6 @@ let package = Package(
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestSupport", "CaptureLink", "livepush", "livepush-capture"]),
+            dependencies: ["TestSupport", "CaptureLink", "livepush", "livepush-capture", "livepush-bench"]),
     ]
 )

@@ -20,12 +20,15 @@ import Glibc
 /// that estimate: chunk k+1's `ptsNs` is chunk k's plus `chunkMs` (to the nanosecond, from the
 /// sample count), so consecutive chunks are contiguous. When the estimate and the timeline
 /// disagree by more than `resyncThresholdNs` (a dropout, the source lost and back, a graph
-/// reconfiguration), the partial chunk is dropped and the timeline re-anchors on the estimate.
+/// reconfiguration), the partial chunk is dropped and the timeline re-anchors on the estimate
+/// (never before the end of the last delivered chunk: `ptsNs` only grows, as AUDIO requires).
 ///
 /// **Named sources.** With `target` set, the stream asks for that node only
 /// (`node.dont-reconnect`: never silently moved to another device). If the node goes away,
 /// `sourceLost(name)` is sent and no chunks arrive; when a node with the same name appears
-/// again a new stream is connected to it and `sourceReturned(name)` is sent. With no target
+/// again a new stream is connected to it and `sourceReturned(name)` is sent. (WirePlumber
+/// destroys such a stream when it cannot place it yet, as with a node that has just appeared;
+/// it is then re-created every 300 ms while the target exists.) With no target
 /// the session manager picks (and moves the stream between) default sources; no events then.
 public final class PipeWireAudioCapture: @unchecked Sendable {
     private let session: CaptureSession
@@ -86,7 +89,11 @@ private final class CaptureSession: @unchecked Sendable {
     private let streamListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let streamEvents = UnsafeMutablePointer<pw_stream_events>.allocate(capacity: 1)
     private var streamError: String?
-    private var stopped = false
+    /// Re-links the stream when the session manager dropped it while its target exists.
+    private var retryTimer: UnsafeMutablePointer<spa_source>?
+    static let retryDelayMs: UInt64 = 300
+    private var stopped = false  // on the loop thread
+    private let stopRequested = Atomic<Bool>(false)
 
     // Negotiated format and the re-chunking state.
     private var channels = 0
@@ -95,6 +102,7 @@ private final class CaptureSession: @unchecked Sendable {
     private var anchorNs: UInt64 = 0
     private var framesSinceAnchor: UInt64 = 0  // frames already delivered in chunks since the anchor
     private var anchored = false
+    private var deliveredEndNs: UInt64 = 0  // where the last delivered chunk ends: pts never go back
     private var sentFirstChunk = false
 
     static let formatTimeoutMs = 3000
@@ -176,18 +184,22 @@ private final class CaptureSession: @unchecked Sendable {
         let unmanagedSelf = Unmanaged.passUnretained(self)
         graph.onNodeAdded = { node in unmanagedSelf.takeUnretainedValue().nodeAdded(node) }
         graph.onNodeRemoved = { node in unmanagedSelf.takeUnretainedValue().nodeRemoved(node) }
+        retryTimer = CPipeWire_pw_loop_add_timer(pw_thread_loop_get_loop(graph.threadLoop), captureRetryTimer,
+                                                 unmanagedSelf.toOpaque())
         try connectStreamLocked()
-        // Wait for the format (or a failure).
+        // Wait for the format. A named source's stream that fails is re-linked (retryLater), so
+        // only the deadline ends that wait; with no target a failure ends it at once.
         let deadlineMs = Monotonic.nowMs() + Self.formatTimeoutMs
-        while negotiatedRateHz.load(ordering: .relaxed) == 0 && streamError == nil {
+        while negotiatedRateHz.load(ordering: .relaxed) == 0 && (streamError == nil || targetName != nil) {
             let remainingMs = deadlineMs - Monotonic.nowMs()
             if remainingMs <= 0 {
+                let why = streamError.map { " (last error: \($0))" } ?? ""
                 throw .streamFailed("no audio format was negotiated with '\(targetName ?? "the default source")' "
-                    + "within \(Self.formatTimeoutMs) ms; is a session manager (wireplumber) running to link it?")
+                    + "within \(Self.formatTimeoutMs) ms\(why); is a session manager (wireplumber) running to link it?")
             }
             graph.waitLocked(timeoutMs: remainingMs)
         }
-        if let streamError { throw .streamFailed(streamError) }
+        if negotiatedRateHz.load(ordering: .relaxed) == 0, let streamError { throw .streamFailed(streamError) }
     }
 
     /// Creates and connects a new capture stream to the target; the loop lock is held.
@@ -239,12 +251,17 @@ private final class CaptureSession: @unchecked Sendable {
     }
 
     func stop() {
+        // Checked before touching the loop: after the first stop it is destroyed.
+        guard !stopRequested.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        // Stopping joins PipeWire's thread, which cannot join itself.
+        precondition(!pw_thread_loop_in_thread(graph.threadLoop),
+                     "PipeWireAudioCapture.stop() was called from onChunk or onEvent; call it from another thread")
         pw_thread_loop_lock(graph.threadLoop)
-        if stopped {
-            pw_thread_loop_unlock(graph.threadLoop)
-            return
-        }
         stopped = true
+        if let retryTimer {
+            CPipeWire_pw_loop_destroy_source(pw_thread_loop_get_loop(graph.threadLoop), retryTimer)
+            self.retryTimer = nil
+        }
         destroyStreamLocked()
         pw_thread_loop_unlock(graph.threadLoop)
         graph.close()
@@ -260,6 +277,27 @@ private final class CaptureSession: @unchecked Sendable {
         if state == PW_STREAM_STATE_ERROR {
             streamError = error ?? "the stream went into the error state"
             graph.signal()
+            // WirePlumber destroys a node.dont-reconnect stream whose target it cannot find yet
+            // (a node that has just appeared): try again while the target exists.
+            if targetName != nil && targetNodeID != nil { retryLater() }
+        }
+    }
+
+    private func retryLater() {
+        guard !stopped, let retryTimer else { return }
+        _ = CPipeWire_pw_loop_arm_timer_ms(pw_thread_loop_get_loop(graph.threadLoop), retryTimer, Self.retryDelayMs)
+    }
+
+    /// The retry timer fired: a new stream to the target, if it is still there.
+    fileprivate func retry() {
+        guard !stopped, targetNodeID != nil else { return }
+        destroyStreamLocked()
+        pending.removeAll(keepingCapacity: true)
+        anchored = false
+        do {
+            try connectStreamLocked()
+        } catch {
+            retryLater()
         }
     }
 
@@ -308,7 +346,8 @@ private final class CaptureSession: @unchecked Sendable {
         let resyncThresholdNs = max(chunkNs, 30_000_000)
         if !anchored || (measuredNs > expectedNs ? measuredNs - expectedNs : expectedNs - measuredNs) > resyncThresholdNs {
             pending.removeAll(keepingCapacity: true)
-            anchorNs = measuredNs
+            // Never before the end of what was delivered: samples cannot overlap earlier ones.
+            anchorNs = max(measuredNs, deliveredEndNs)
             framesSinceAnchor = 0
             anchored = true
         }
@@ -324,6 +363,7 @@ private final class CaptureSession: @unchecked Sendable {
             if pending.count == chunkSamples {
                 let ptsNs = anchorNs + Self.durationNs(frames: framesSinceAnchor, rate: rate)
                 framesSinceAnchor += UInt64(chunkFrames)
+                deliveredEndNs = anchorNs + Self.durationNs(frames: framesSinceAnchor, rate: rate)
                 let delivered = PCMChunk(samples: pending, sampleRate: rate, channels: channels, ptsNs: ptsNs)
                 pending.removeAll(keepingCapacity: true)
                 onChunk(delivered)
@@ -403,6 +443,10 @@ private func captureParamChanged(_ data: UnsafeMutableRawPointer?, _ id: UInt32,
 
 private func captureProcess(_ data: UnsafeMutableRawPointer?) {
     captureSession(data).process()
+}
+
+private func captureRetryTimer(_ data: UnsafeMutableRawPointer?, _ expirations: UInt64) {
+    captureSession(data).retry()
 }
 
 /// CLOCK_MONOTONIC in nanoseconds.

@@ -101,5 +101,20 @@ static inline int CPipeWire_pw_stream_connect_capture(struct pw_stream *stream, 
                              (enum pw_stream_flags)(PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS),
                              params, 1);
 }
+/// A one-shot timer on the loop (re-linking a capture stream the session manager dropped).
+static inline struct spa_source *CPipeWire_pw_loop_add_timer(struct pw_loop *loop, spa_source_timer_func_t func,
+                                                             void *data) {
+    return pw_loop_add_timer(loop, func, data);
+}
+
+static inline int CPipeWire_pw_loop_arm_timer_ms(struct pw_loop *loop, struct spa_source *source, uint64_t ms) {
+    struct timespec value = { (time_t)(ms / 1000), (long)((ms % 1000) * 1000000) };
+    struct timespec interval = { 0, 0 };
+    return pw_loop_update_timer(loop, source, &value, &interval, false);
+}
+
+static inline void CPipeWire_pw_loop_destroy_source(struct pw_loop *loop, struct spa_source *source) {
+    pw_loop_destroy_source(loop, source);
+}
 // MARK: end of AudioCapture
 #endif

@@ -52,7 +52,6 @@ final class Soak {
     private var painter: Process?
     private var errorLog: String
     private var nginx: Process?
-    private var nginxArguments: [String] = []
 
     init(hostile: String, painter painterPath: String?) throws {
         func variable(_ name: String) throws -> String {
@@ -124,8 +123,19 @@ final class Soak {
         guard waitFor(count("screen capture started") >= 1, seconds: 15) else {
             throw SoakBenchmark.Failure(description: "livepush never started capturing: \(tail())")
         }
-        Thread.sleep(forTimeInterval: 5)  // warm: buffers, pools and the first reconnect-free seconds
+        // Warm up: buffers and pools fill, and a few helper restarts at the phases' pace make
+        // libdispatch create its timer and event descriptors (once per process, lazily), so the
+        // baseline holds them too.
+        Thread.sleep(forTimeInterval: 3)
+        for round in 1...3 {
+            guard let helper = helperPid() else { break }
+            kill(helper, SIGKILL)
+            _ = waitFor(count("screen capture started") >= round + 1, seconds: 10)
+            Thread.sleep(forTimeInterval: 1.5)
+        }
+        Thread.sleep(forTimeInterval: 3)
         let baseline = usage()
+        baselineTargets = descriptorTargets()
 
         try phase("helper-kill", count: kills, baseline: baseline) {
             guard let helper = self.helperPid() else { return false }
@@ -178,6 +188,15 @@ final class Soak {
         }
         Thread.sleep(forTimeInterval: 2)
         let after = usage()
+        if after.fds > baseline.fds {
+            // Say what the new descriptors are (kinds only: numbers change with every socket).
+            func kinds(_ targets: [String]) -> [String: Int] {
+                targets.reduce(into: [:]) { $0[$1.hasPrefix("anon_inode") ? $1 : $1.split(separator: ":").first.map(String.init) ?? $1, default: 0] += 1 }
+            }
+            let now = kinds(descriptorTargets()), before = kinds(baselineTargets)
+            let grown = now.filter { $0.value > before[$0.key] ?? 0 }.map { "\($0.key) +\($0.value - (before[$0.key] ?? 0))" }
+            Terminal.printError("livepush-bench soak: \(kind): descriptors grew: \(grown.sorted().joined(separator: ", "))")
+        }
         let maxGapMs = gaps.map { $0().max() ?? 0 } ?? maxVideoGapMs(after: firstMs)
         let rssGrowth = Double(after.rssKiB - baseline.rssKiB) * 100 / Double(max(1, baseline.rssKiB))
         print(String(format: "fault %@ n=%d survived=%d max_gap_ms=%d rss_growth_pct=%.1f fd_growth=%d", kind, count,
@@ -232,6 +251,15 @@ final class Soak {
         }
         return condition()
     }
+
+    /// What the pusher's descriptors point at (`socket:[123]`, `pipe:[45]`, paths), sorted.
+    private func descriptorTargets() -> [String] {
+        guard let pid = livepush?.processIdentifier else { return [] }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }.sorted()
+    }
+
+    private var baselineTargets: [String] = []
 
     /// The pusher's resident memory (KiB) and open descriptors.
     private func usage() -> (rssKiB: Int, fds: Int) {
@@ -299,13 +327,13 @@ final class Soak {
             nginx.terminate()
             nginx.waitUntilExit()
         } else {
+            // The first time: the one tools/testenv started (nginx rewrites its command line, so
+            // the arguments come from testenv's layout, as it starts it).
             let pids = (try? String(contentsOfFile: environmentDirectory + "/pids", encoding: .utf8)) ?? ""
             guard let line = pids.split(separator: "\n").first(where: { $0.hasPrefix("nginx ") }),
-                  let pid = Int32(line.split(separator: " ")[1]),
-                  let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else {
+                  let pid = Int32(line.split(separator: " ")[1]) else {
                 throw SoakBenchmark.Failure(description: "the test environment's nginx is not running")
             }
-            nginxArguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
             kill(pid, SIGTERM)
             let deadline = Date().addingTimeInterval(5)
             while kill(pid, 0) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
@@ -313,7 +341,8 @@ final class Soak {
         Thread.sleep(forTimeInterval: 1)
         let restarted = Process()
         restarted.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        restarted.arguments = Array(nginxArguments.dropFirst())
+        restarted.arguments = ["-p", environmentDirectory + "/nginx/", "-c", environmentDirectory + "/nginx/nginx.conf",
+                               "-e", environmentDirectory + "/logs/nginx-restarted.log"]
         restarted.standardInput = FileHandle.nullDevice
         restarted.standardOutput = FileHandle.nullDevice
         restarted.standardError = FileHandle.nullDevice

@@ -7,6 +7,7 @@ let usage = """
            livepush-bench capture [--seconds N] [--runs N] [--sizes WxH,...] [--fps N]
            livepush-bench record --painter PATH [--seconds N] [--runs N]
            livepush-bench soak --hostile PATH [--painter PATH] [--kills N] [--hangs N] [--garbage N] [--nginx-restarts N]
+           livepush-bench audio [--seconds N] [--runs N] [--mic NAME]
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
@@ -35,6 +36,11 @@ let usage = """
       shutdown exit_ms=<n> exit_code=<n> orphan_helpers=<n> stale_socket=<0|1>
       recording frames=<n> duration_s=<n> decoded=<yes|no>
 
+    audio: PipeWireAudioCapture (48 kHz stereo F32, 20 ms chunks) from the test mic
+    ($LIVEPUSH_TEST_MIC; run it inside tools/testenv), and pw-record on the same source:
+      audio mic-capture cpu_pct=<n> chunks_per_s=<n>
+      pw-record mic-capture cpu_pct=<n>
+
     push: `livepush push`, ffmpeg's x11grab and GStreamer's ximagesrc pipelines each pushing the moving
     1080p30 screen (with a time code drawn by x11-paint) to the test nginx-rtmp; a receiver pulls the
     stream back and reads the code (run inside tools/testenv run --screen 1920x1080 -- ...):
@@ -55,6 +61,8 @@ case "push":  // push benchmark (issue 6)
     PushBenchmark.main(Array(arguments.dropFirst()))
 case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
+case "audio":  // AudioBenchmark.swift
+    AudioBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":
     WakeFloor.send(Array(arguments.dropFirst()))
 case "soak":

@@ -35,9 +35,10 @@ enum CaptureLoop {
         if request.trackDamage && !source.tracksDamage {
             warn("the X server has no DAMAGE extension; --damage is ignored and every frame is grabbed")
         }
+        let desktopAudio = request.desktopAudio ? DesktopAudio.start() : nil  // DesktopAudio.swift
         // A new session when frames outgrow the ring (the screen got larger): FINISH {RESTARTING}, reconnect.
         while true {
-            switch runSession(request, source: source) {
+            switch runSession(request, source: source, desktopAudio: desktopAudio) {
             case .finished(let code): return code
             case .restart: continue
             }
@@ -49,13 +50,16 @@ enum CaptureLoop {
         case restart
     }
 
-    private static func runSession(_ request: CaptureRequest, source: X11CaptureSource) -> SessionEnd {
+    private static func runSession(_ request: CaptureRequest, source: X11CaptureSource, desktopAudio: DesktopAudio?)
+        -> SessionEnd
+    {
         let display = source.display
         var configuration = HelperEndpointConfiguration(
             group: request.group, helperName: "livepush-capture", helperVersion: LivePushVersion.current,
             pixelFormats: [.bgrx], maxWidth: UInt32(display.screenWidth), maxHeight: UInt32(display.screenHeight))
         configuration.capabilities = request.trackDamage ? [.cursor, .damage] : [.cursor]
         configuration.connectRetryMs = request.connectTimeoutMs
+        desktopAudio?.announce(&configuration)
         let endpoint: HelperEndpoint
         do {
             endpoint = try HelperEndpoint(configuration: configuration)
@@ -67,18 +71,31 @@ enum CaptureLoop {
         }
         var fps = request.fps ?? Int(endpoint.welcome.fps)
         var grabTimes = GrabTimes()
-        defer { if request.reportsStats { note(grabTimes.summary(endpoint)) } }
+        defer {
+            if request.reportsStats {
+                let audio = desktopAudio.map { " audio_chunks=\($0.chunksSent) audio_dropped=\($0.droppedChunks)" }
+                note(grabTimes.summary(endpoint) + (audio ?? ""))
+            }
+        }
         var lastSize = (width: 0, height: 0)
         var sentFrame = false
         do {
             try endpoint.start(sourceInfo: source.sourceInfo)
+            desktopAudio?.sessionStarted(endpoint)
+            defer { desktopAudio?.sessionEnded() }
             var deadlineNs = MonotonicClock.nowNs()
             while true {
                 let intervalNs = UInt64(1_000_000_000 / max(1, fps))
                 deadlineNs += intervalNs
                 let nowNs = MonotonicClock.nowNs()
                 if deadlineNs + intervalNs < nowNs { deadlineNs = nowNs }  // fell behind: do not burst
-                MonotonicClock.sleep(untilNs: deadlineNs) { stopRequested.load(ordering: .relaxed) }
+                if let desktopAudio {
+                    _ = try desktopAudio.sleep(untilNs: deadlineNs, forwardingTo: endpoint) {
+                        stopRequested.load(ordering: .relaxed)
+                    }
+                } else {
+                    MonotonicClock.sleep(untilNs: deadlineNs) { stopRequested.load(ordering: .relaxed) }
+                }
                 if stopRequested.load(ordering: .relaxed) {
                     endpoint.finish(.user, text: "livepush-capture was interrupted")
                     return .finished(.success)

@@ -12,12 +12,15 @@ struct CaptureRequest {
     var reportsStats = false
     var fps: Int?
     var connectTimeoutMs = CaptureLinkProtocol.connectRetryMsDefault
+    /// `--desktop-audio`: also send the default sink's monitor as AUDIO (DesktopAudio.swift).
+    var desktopAudio = false
 
     init(_ parsed: ParsedArguments) throws(ArgumentError) {
         displayName = parsed.value("display")
         drawCursor = !parsed.has("no-cursor")
         trackDamage = parsed.has("damage")
         reportsStats = parsed.has("stats")
+        desktopAudio = parsed.has("desktop-audio")
         let targets = ["monitor", "region", "window", "window-name"].filter { parsed.value($0) != nil }
         if targets.count > 1 {
             throw .invalidValue(option: targets[1], value: parsed.value(targets[1])!,

@@ -15,6 +15,7 @@ let options: [OptionSpec] = [
     .value("fps", valueName: "N", help: "Frames per second (default: what the pusher asks, 30)."),
     .value("connect-timeout-ms", valueName: "N", help: "How long to wait for the pusher (default 10000)."),
     .flag("stats", help: "On exit, print frames sent and dropped and grab times to stderr."),
+    .flag("desktop-audio", help: "Also send what plays on the default audio sink (PipeWire), as AUDIO."),
     .flag("list", help: "List the monitors and top-level windows, then exit."),
     .flag("help", short: "h", help: "Show this help."),
     .flag("version", help: "Print the version."),
@@ -25,10 +26,12 @@ let usage = """
 
     Usage: livepush-capture --group NAME [--monitor NAME|INDEX | --region X,Y,W,H | --window ID |
                             --window-name TEXT] [--no-cursor] [--damage] [--fps N] [--display :N]
+                            [--desktop-audio]
            livepush-capture --list [--display :N]
 
     Grabs the screen through MIT-SHM straight into the pusher's shared memory and sends each
-    frame over the Capture Link protocol to the pusher listening on the group.
+    frame over the Capture Link protocol to the pusher listening on the group. With
+    --desktop-audio it also sends what plays on the default PipeWire sink (its monitor).
 
     Options:
     \(ArgumentParser.optionsHelp(options))

@@ -58,7 +58,11 @@ final class HelperSupervisor: @unchecked Sendable {
             var pending = Data()
             while true {
                 let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
+                if chunk.isEmpty {
+                    // The helper is gone: close our end now (one pipe per restart would leak).
+                    try? output.fileHandleForReading.close()
+                    break
+                }
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
@@ -119,7 +123,8 @@ final class HelperSupervisor: @unchecked Sendable {
         let delay = Self.backoffSeconds[min(max(0, failures - 1), Self.backoffSeconds.count - 1)]
         onNote?("the capture helper \(why) after \(String(format: "%.1f", ranSeconds)) s; restarting it"
             + (delay > 0 ? " in \(Int(delay)) s" : ""))
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+        Thread.detachNewThread { [weak self] in
+            Thread.sleep(forTimeInterval: delay)
             guard let self, !self.lock.withLock({ self.stopping }) else { return }
             do {
                 try self.start()

@@ -277,7 +277,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             // A helper that hung (or broke the protocol) lost its session; if it does not exit
             // by itself, it is killed so that the supervisor starts a new one.
             if let supervisor, let pid = supervisor.processIdentifier {
-                DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+                Thread.detachNewThread {
+                    Thread.sleep(forTimeInterval: 2)
                     if supervisor.processIdentifier == pid {
                         self.note("the capture helper (pid \(pid)) did not exit after losing its session; killing it")
                         kill(pid, SIGKILL)

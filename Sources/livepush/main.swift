@@ -20,6 +20,7 @@ let usage = """
       push            Push the screen to an RTMP server (and optionally record it).
       doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
       check-helper    Run a capture helper and check it against the Capture Link specification.
+      devices         List the audio sources (microphones) and sink monitors PipeWire offers.
 
     Options:
     \(ArgumentParser.optionsHelp(topLevelOptions))
@@ -40,6 +41,8 @@ case "screen", "record", "push":
     ScreenCommand.main(first, Array(arguments.dropFirst()))
 case "check-helper":
     CheckHelper.main(Array(arguments.dropFirst()))
+case "devices":  // Devices.swift (audio capture)
+    Devices.main(Array(arguments.dropFirst()))
 case let option where option.hasPrefix("-"):
     do {
         let parsed = try ArgumentParser.parse(arguments, options: topLevelOptions)

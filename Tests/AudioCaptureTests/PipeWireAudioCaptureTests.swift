@@ -47,6 +47,18 @@ func monotonicNowNs() -> UInt64 {
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
 
+/// Energy of `samples` at `frequencyHz` (Goertzel), to compare two tones in one signal.
+func tonePower(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double) -> Double {
+    let coefficient = 2 * cos(2 * Double.pi * frequencyHz / sampleRateHz)
+    var previous = 0.0, beforePrevious = 0.0
+    for sample in samples {
+        let current = Double(sample) + coefficient * previous - beforePrevious
+        beforePrevious = previous
+        previous = current
+    }
+    return previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+}
+
 /// Channel `channel` of interleaved chunks, concatenated.
 func channel(_ channel: Int, of chunks: [PCMChunk]) -> [Float] {
     chunks.flatMap { chunk in stride(from: channel, to: chunk.samples.count, by: chunk.channels).map { chunk.samples[$0] } }
@@ -78,11 +90,10 @@ struct PipeWireAudioCaptureTests {
             #expect(arrival.arrivedNs - arrival.chunk.ptsNs < 250_000_000,
                     "chunk arrived \(Double(arrival.arrivedNs - arrival.chunk.ptsNs) / 1e6) ms after its pts")
         }
-        // One sample-exact timeline: consecutive chunks 20 ms apart (within 1 ms).
-        for (previous, next) in zip(arrivals, arrivals.dropFirst()) {
-            let stepNs = Int64(bitPattern: next.chunk.ptsNs &- previous.chunk.ptsNs)
-            #expect(abs(stepNs - 20_000_000) <= 1_000_000, "pts step of \(Double(stepNs) / 1e6) ms")
-        }
+        // One sample-exact timeline: consecutive chunks 20 ms apart (within 1 ms), but for at
+        // most one forward re-anchor (a graph xrun on a loaded machine).
+        let steps = ChunkTimeline.problems(arrivals.map(\.chunk.ptsNs), chunkNs: 20_000_000)
+        #expect(steps.isEmpty, "\(steps)")
         let chunks = arrivals.map(\.chunk)
         // Skip the first 100 ms, where the stream is still being linked.
         for channelIndex in 0..<2 {
@@ -91,6 +102,12 @@ struct PipeWireAudioCaptureTests {
             let measuredHz = AudioAnalysis.dominantFrequencyHz(steady, sampleRateHz: 48000)
             #expect(abs(measuredHz - toneHz) <= 2, "channel \(channelIndex): \(measuredHz) Hz, expected \(toneHz) Hz")
         }
+        // The desktop tone plays on another sink and must not reach the mic (40 dB below its own).
+        let left = Array(channel(0, of: chunks).dropFirst(4800))
+        let desktopHz = try TestEnvironment.desktopToneHz()
+        let leak = tonePower(left, frequencyHz: desktopHz, sampleRateHz: 48000)
+            / tonePower(left, frequencyHz: toneHz, sampleRateHz: 48000)
+        #expect(leak < 1e-4, "the \(desktopHz) Hz desktop tone is in the mic at \(10 * log10(leak)) dB")
     }
 
     @Test func askedRateChannelsAndChunkLengthAreDelivered() throws {
@@ -139,6 +156,12 @@ struct PipeWireAudioCaptureTests {
         let measuredHz = AudioAnalysis.dominantFrequencyHz(steady, sampleRateHz: Double(capture.sampleRate))
         let desktopHz = try TestEnvironment.desktopToneHz()
         #expect(abs(measuredHz - desktopHz) <= 2, "\(measuredHz) Hz, expected the desktop tone \(desktopHz) Hz")
+        // The mic's tone plays into the mic's own sink only, never into the default one.
+        let micHz = try TestEnvironment.toneHz()
+        let rate = Double(capture.sampleRate)
+        let leak = tonePower(steady, frequencyHz: micHz, sampleRateHz: rate)
+            / tonePower(steady, frequencyHz: desktopHz, sampleRateHz: rate)
+        #expect(leak < 1e-4, "the \(micHz) Hz mic tone is on the desktop sink at \(10 * log10(leak)) dB")
     }
 
     @Test func listSourcesShowsTheTestMicAsTheDefaultSourceAndTheDesktopSinkMonitor() throws {

@@ -27,6 +27,7 @@ import TestSupport
               push            Push the screen to an RTMP server (and optionally record it).
               doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
               check-helper    Run a capture helper and check it against the Capture Link specification.
+              devices         List the audio sources (microphones) and sink monitors PipeWire offers.
 
             Options:
               -h, --help     Show this help.

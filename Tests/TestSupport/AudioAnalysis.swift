@@ -39,6 +39,16 @@ public enum AudioAnalysis {
         return best(from: max(searchHz.lowerBound, coarse - 10), to: min(searchHz.upperBound, coarse + 10), step: 0.5)
     }
 
+    /// The level of the sine at `frequencyHz` in `samples` (at most one second used), in dB
+    /// relative to full scale as `rmsDbfs` counts it (a full-scale sine alone is -3 dBFS).
+    public static func toneLevelDbfs(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double) -> Double {
+        let window = Array(samples.prefix(Int(sampleRateHz)))
+        guard !window.isEmpty else { return -.infinity }
+        let amplitude = 2 * goertzelPower(window, frequencyHz: frequencyHz, sampleRateHz: sampleRateHz).squareRoot()
+            / Double(window.count)
+        return 20 * log10(max(amplitude, 1e-12) / 2.squareRoot())
+    }
+
     /// Root-mean-square level in dB relative to full scale (a full-scale sine is -3 dBFS); -inf for silence.
     public static func rmsDbfs(_ samples: [Float]) -> Double {
         guard !samples.isEmpty else { return -.infinity }

@@ -1,0 +1,62 @@
+import AudioCapture
+import CommandLineSupport
+
+/// `livepush devices`: the audio sources PipeWire offers, by the names `--mic` takes.
+enum Devices {
+    static let options: [OptionSpec] = [
+        .flag("help", short: "h", help: "Show this help."),
+    ]
+
+    static let usage = """
+        Usage: livepush devices
+
+        Lists the PipeWire audio sources (microphones: the NAME for --mic NAME) and the monitors
+        of the audio sinks (what plays on them: desktop audio, as livepush-capture --desktop-audio
+        captures from the default one). '*' marks the defaults. Exits with 1 when PipeWire cannot be reached.
+
+        Options:
+        \(ArgumentParser.optionsHelp(options))
+        """
+
+    static func main(_ arguments: [String]) -> Never {
+        let parsed: ParsedArguments
+        do {
+            parsed = try ArgumentParser.parse(arguments, options: options)
+            if let extra = parsed.positionals.first { throw ArgumentError.unexpectedArgument(extra) }
+        } catch {
+            Terminal.printError("livepush devices: \(error)\n\(usage)")
+            Terminal.exit(.usage)
+        }
+        if parsed.has("help") {
+            print(usage)
+            Terminal.exit(.success)
+        }
+        let sources: [AudioSourceInfo]
+        do {
+            sources = try AudioDevices.listSources()
+        } catch {
+            Terminal.printError("livepush devices: \(error)")
+            Terminal.exit(.failure)
+        }
+        print(render(sources), terminator: "")
+        Terminal.exit(.success)
+    }
+
+    /// Two tables, names aligned; `*` marks the default of each.
+    static func render(_ sources: [AudioSourceInfo]) -> String {
+        let microphones = sources.filter { !$0.isMonitor }
+        let monitors = sources.filter(\.isMonitor)
+        let width = sources.map(\.name.count).max() ?? 0
+        func rows(_ list: [AudioSourceInfo], none: String) -> String {
+            if list.isEmpty { return "  (\(none))\n" }
+            return list.map { source in
+                let padding = String(repeating: " ", count: width - source.name.count)
+                return "\(source.isDefault ? "*" : " ") \(source.name)\(padding)  \(source.description)\n"
+            }.joined()
+        }
+        return "Audio sources (--mic NAME; * = default):\n"
+            + rows(microphones, none: "none: plug in or enable a microphone")
+            + "Sink monitors (desktop audio; * = the default sink, which livepush-capture --desktop-audio captures):\n"
+            + rows(monitors, none: "none")
+    }
+}
