@@ -152,7 +152,8 @@ enum PushBenchmark {
         default:
             let pipeline = "ximagesrc display-name=\(display) use-damage=false show-pointer=true "
                 + "! video/x-raw,framerate=\(fps)/1 ! videoconvert ! video/x-raw,format=I420 "
-                + "! x264enc tune=zerolatency speed-preset=veryfast bitrate=4500 key-int-max=60 ! h264parse ! queue ! mux. "
+                + "! x264enc tune=zerolatency speed-preset=veryfast bitrate=4500 key-int-max=60 "
+                + "! h264parse ! queue ! mux. "
                 + "pulsesrc ! audio/x-raw,rate=48000,channels=2 ! audioconvert ! audioresample "
                 + "! voaacenc bitrate=128000 ! aacparse ! queue ! mux. "
                 + "flvmux name=mux streamable=true ! rtmp2sink location=\(url)"
@@ -189,7 +190,12 @@ enum PushBenchmark {
                 "-rw_timeout", "5000000", "-i", url,
             ], logPath: receiverLog)
         }
+        // Starting it a moment after the publisher avoids nginx's wait for a stream not yet published,
+        // where a receiver was seen (once in about 15 runs) to stay without a frame; one that has had
+        // no valid code for 8 s is started again, and says so on stderr.
+        Thread.sleep(forTimeInterval: 1)
         var receiver = try startReceiver()
+        var receiverStarted = Date()
         defer { receiver.stop() }
         let deadline = Date().addingTimeInterval(30)
         while !receiver.hasValidCode {
@@ -201,10 +207,14 @@ enum PushBenchmark {
                 throw Failure(description: "\(label): no decodable time code in 30 s (\(receiver.frameCount) frames; "
                     + "receiver: \(tail(receiverLog)))")
             }
-            if !receiver.isRunning {
+            if !receiver.isRunning || Date().timeIntervalSince(receiverStarted) > 8 {
+                if receiver.isRunning {
+                    log("\(label): no time code after 8 s (\(receiver.frameCount) frames); receiver restarted")
+                }
                 receiver.stop()
                 Thread.sleep(forTimeInterval: 0.5)
                 receiver = try startReceiver()
+                receiverStarted = Date()
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -229,10 +239,12 @@ enum PushBenchmark {
         let latencies = samples.compactMap(\.latencyMs).sorted()
         guard !latencies.isEmpty else { throw Failure(description: "\(label): no time code decoded while measuring") }
         let cpuPct = 100 * Double(ticksAfter - ticksBefore) / Double(sysconf(Int32(_SC_CLK_TCK))) / elapsed
-        let result = Measurement(cpuPct: cpuPct, rssMiB: Double(peakRssKiB) / 1024, fps: Double(samples.count) / elapsed,
+        let result = Measurement(cpuPct: cpuPct, rssMiB: Double(peakRssKiB) / 1024,
+                                 fps: Double(samples.count) / elapsed,
                                  latencyP50Ms: percentile(latencies, 0.5), latencyP95Ms: percentile(latencies, 0.95))
         log("\(label): frames=\(samples.count) with_code=\(latencies.count) cpu_pct=\(format(result.cpuPct)) "
-            + "rss_mib=\(format(result.rssMiB)) fps=\(format(result.fps)) latency_ms_p50=\(format(result.latencyP50Ms)) "
+            + "rss_mib=\(format(result.rssMiB)) fps=\(format(result.fps)) "
+            + "latency_ms_p50=\(format(result.latencyP50Ms)) "
             + "p95=\(format(result.latencyP95Ms)) min=\(format(latencies.first!)) max=\(format(latencies.last!))")
         return result
     }
@@ -266,13 +278,20 @@ enum PushBenchmark {
         var grey = [UInt8](repeating: 40, count: width * height)
         TimeCode.paint(valueMs: value, into: &grey, stride: width)
         let decoded = grey.withUnsafeBytes { TimeCode.decode(grey: $0, width: width, height: height, stride: width) }
-        guard decoded == value else { return fail("synthetic code \(value) decoded as \(decoded.map(String.init) ?? "nothing")") }
+        guard decoded == value else {
+            return fail("synthetic code \(value) decoded as \(decoded.map(String.init) ?? "nothing")")
+        }
         for block in 0..<TimeCode.blockCount {
             var damaged = grey
             let centre = (TimeCode.originY + TimeCode.blockPx / 2) * width + TimeCode.originX + block * TimeCode.blockPx
                 + TimeCode.blockPx / 2
-            for dy in -8..<8 { for dx in -8..<8 { damaged[centre + dy * width + dx] = 255 - grey[centre + dy * width + dx] } }
-            if let wrong = damaged.withUnsafeBytes({ TimeCode.decode(grey: $0, width: width, height: height, stride: width) }) {
+            for dy in -8..<8 {
+                for dx in -8..<8 { damaged[centre + dy * width + dx] = 255 - grey[centre + dy * width + dx] }
+            }
+            let misread = damaged.withUnsafeBytes {
+                TimeCode.decode(grey: $0, width: width, height: height, stride: width)
+            }
+            if let wrong = misread {
                 return fail("a code with block \(block) flipped was accepted as \(wrong)")
             }
         }
@@ -312,7 +331,8 @@ enum PushBenchmark {
         receiver.stop()
         let latencies = samples.compactMap(\.latencyMs).sorted()
         guard samples.count >= 20 else {
-            return fail("x11grab gave \(samples.count) frames in 2 s, want at least 20: " + tail("\(logs)/receiver.log"))
+            return fail("x11grab gave \(samples.count) frames in 2 s, want at least 20: "
+                + tail("\(logs)/receiver.log"))
         }
         guard !latencies.isEmpty else { return fail("none of \(samples.count) grabbed frames held a valid time code") }
         guard latencies.count * 10 >= samples.count * 9 else {
@@ -333,7 +353,8 @@ enum PushBenchmark {
     static func startPainter(_ path: String, display: String, geometry: String, pattern: [String]) throws -> Process {
         let painter = Process()
         painter.executableURL = URL(fileURLWithPath: path)
-        painter.arguments = ["--display", display, "--geometry", geometry, "--name", "livepush-bench-timecode"] + pattern
+        painter.arguments = ["--display", display, "--geometry", geometry, "--name", "livepush-bench-timecode"]
+            + pattern
         painter.standardInput = Pipe()
         let output = Pipe()
         painter.standardOutput = output
@@ -428,14 +449,17 @@ final class TimeCodeReceiver: @unchecked Sendable {
         while true {
             var filled = 0
             while filled < frameBytes {
-                let count = frame.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, frameBytes - filled) }
+                let count = frame.withUnsafeMutableBytes {
+                    Glibc.read(descriptor, $0.baseAddress! + filled, frameBytes - filled)
+                }
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { return }
                 filled += count
             }
             let receiptNs = TimeCode.nowNs()
             let code = frame.withUnsafeBytes { TimeCode.decode(grey: $0, width: width, height: height, stride: width) }
-            let sample = Sample(receiptNs: receiptNs, latencyMs: code.map { TimeCode.latencyMs(code: $0, receiptNs: receiptNs) })
+            let latencyMs = code.map { TimeCode.latencyMs(code: $0, receiptNs: receiptNs) }
+            let sample = Sample(receiptNs: receiptNs, latencyMs: latencyMs)
             received.withLock { $0.append(sample) }
         }
     }

@@ -37,7 +37,9 @@ enum TimeCode {
 
     /// The value of a row of blocks, or nil when a guard or the CRC does not match.
     static func value(ofBlocks bits: [Bool]) -> UInt64? {
-        guard bits.count == blockCount, bits[0], !bits[1], !bits[blockCount - 2], bits[blockCount - 1] else { return nil }
+        guard bits.count == blockCount, bits[0], !bits[1], !bits[blockCount - 2], bits[blockCount - 1] else {
+            return nil
+        }
         let value = bits[2..<2 + valueBits].reduce(UInt64(0)) { $0 << 1 | ($1 ? 1 : 0) }
         let crc = bits[2 + valueBits..<2 + valueBits + crcBits].reduce(UInt8(0)) { $0 << 1 | ($1 ? 1 : 0) }
         return crc == crc8(value) ? value : nil

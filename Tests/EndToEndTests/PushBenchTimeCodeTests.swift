@@ -10,7 +10,8 @@ extension SharedScreen {
     struct PushBenchTimeCodeTests {
         private func selfTest(_ extra: [String] = []) throws -> CommandResult {
             try ProcessRunner.run(BuiltProducts.path("livepush-bench"), [
-                "push", "--self-test", "--painter", try Repository.x11Painter(), "--display", try TestEnvironment.display(),
+                "push", "--self-test", "--painter", try Repository.x11Painter(),
+                "--display", try TestEnvironment.display(),
             ] + extra, timeoutSeconds: 60)
         }
 
@@ -25,7 +26,8 @@ extension SharedScreen {
         @Test func timeCodeOnTheScreenDecodesToAMomentJustPast() throws {
             let result = try selfTest()
             #expect(result.exitCode == 0, "\(result)")
-            let line = result.standardOutput.split(separator: "\n").first { $0.hasPrefix("self-test timecode synthetic=ok ") }
+            let line = result.standardOutput.split(separator: "\n")
+                .first { $0.hasPrefix("self-test timecode synthetic=ok ") }
             let values = fields(String(try #require(line, "\(result)")))
             let frames = try #require(values["frames"]), valid = try #require(values["valid"])
             #expect(frames >= 20, "2 s of x11grab at 30 fps")
