@@ -181,12 +181,12 @@ enum PushBenchmark {
         defer { stop(process) }
 
         // nginx-rtmp holds a player of a stream that is not published yet until it is. The receiver
-        // probes up to 1 s of the stream (with nobuffer, the probed packets are not replayed later);
-        // one that finds no video yet (a publisher whose audio starts first) is started again.
+        // probes 3 s of the stream (with nobuffer, the probed packets are not replayed later; with 1 s,
+        // it often found only the audio); one that finds no video all the same is started again.
         let receiverLog = "\(logs)/receiver-\(publisher.name).log"
         func startReceiver() throws -> TimeCodeReceiver {
             try TimeCodeReceiver(input: [
-                "-fflags", "nobuffer", "-flags", "low_delay", "-probesize", "1000000", "-analyzeduration", "1000000",
+                "-fflags", "nobuffer", "-flags", "low_delay", "-probesize", "5000000", "-analyzeduration", "3000000",
                 "-rw_timeout", "5000000", "-i", url,
             ], logPath: receiverLog)
         }
@@ -195,7 +195,7 @@ enum PushBenchmark {
         // no valid code for 8 s is started again, and says so on stderr.
         Thread.sleep(forTimeInterval: 1)
         var receiver = try startReceiver()
-        var receiverStarted = Date()
+        var receiverStarted = Date(), receiverStarts = 1
         defer { receiver.stop() }
         let deadline = Date().addingTimeInterval(30)
         while !receiver.hasValidCode {
@@ -204,8 +204,8 @@ enum PushBenchmark {
                     + tail(logPath))
             }
             guard Date() < deadline else {
-                throw Failure(description: "\(label): no decodable time code in 30 s (\(receiver.frameCount) frames; "
-                    + "receiver: \(tail(receiverLog)))")
+                throw Failure(description: "\(label): no decodable time code in 30 s (\(receiverStarts) receivers, "
+                    + "the last got \(receiver.frameCount) frames; receiver log: \(tail(receiverLog)))")
             }
             if !receiver.isRunning || Date().timeIntervalSince(receiverStarted) > 8 {
                 if receiver.isRunning {
@@ -215,6 +215,7 @@ enum PushBenchmark {
                 Thread.sleep(forTimeInterval: 0.5)
                 receiver = try startReceiver()
                 receiverStarted = Date()
+                receiverStarts += 1
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -411,7 +412,9 @@ enum PushBenchmark {
 /// An ffmpeg child that decodes a stream (or grabs the screen) into raw grey frames, cropped to the
 /// time code's region, and a thread here that reads each frame, notes CLOCK_MONOTONIC at its
 /// receipt and decodes its time code. `-fps_mode passthrough` passes every decoded frame once;
-/// `-flush_packets 1` writes each frame as soon as it is converted; `-threads 1` keeps the rawvideo
+/// `-enc_time_base -1` keeps the input's millisecond time base (at 1/30 s, two frames with jittered
+/// timestamps could round to one tick, and the muxer dropped the second); `-flush_packets 1` writes
+/// each frame as soon as it is converted; `-threads 1` keeps the rawvideo
 /// encoder from frame threading, which holds every frame back by one frame period (33 ms at 30 fps).
 final class TimeCodeReceiver: @unchecked Sendable {
     struct Sample {
@@ -428,13 +431,18 @@ final class TimeCodeReceiver: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: PushBenchmark.ffmpeg)
         process.arguments = ["-nostdin", "-loglevel", "error"] + input + [
             "-an", "-vf", "crop=\(width):\(height):0:0", "-pix_fmt", "gray", "-fps_mode", "passthrough",
+            "-enc_time_base", "-1",
             "-threads", "1", "-filter_threads", "1", "-flush_packets", "1", "-f", "rawvideo", "-",
         ]
         let output = Pipe()
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        if !FileManager.default.fileExists(atPath: logPath) {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        try log.seekToEnd()
+        process.standardError = log
         try process.run()
         let descriptor = output.fileHandleForReading.fileDescriptor
         let thread = Thread { [self] in
