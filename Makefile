@@ -46,6 +46,12 @@ bench: build
 	cc -std=c11 -O2 tools/testclients/x11-paint.c -o .build/x11-paint -lxcb
 	$(RELEASE_BIN)/livepush-bench record --runs 3 --painter .build/x11-paint
 	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench audio --runs 3
+	# PipeWire screen capture against GStreamer's pipewiresrc, on a private PipeWire (docs/benchmarks.md).
+	cc -std=c11 -O2 tools/testclients/pw-video-source.c -o .build/pw-video-source $$(pkg-config --cflags --libs libpipewire-0.3)
+	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench pipewire --runs 3 --producer .build/pw-video-source
+# push benchmark (issue 6): livepush push, ffmpeg and GStreamer publishing to the test nginx-rtmp,
+# with PulseAudio (pipewire-pulse) for the peers' audio: inside a private test environment.
+	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
 
 # The fault script of issue 8 on one push, in a private test environment: 50 helper kills,
 # 5 hangs, 5 helpers that break the protocol mid-stream, 10 nginx restarts, then Ctrl-C. One line
@@ -54,10 +60,6 @@ soak: build
 	cc -std=c11 -O2 tools/testclients/x11-paint.c -o .build/x11-paint -lxcb
 	tools/testenv run -- $(RELEASE_BIN)/livepush-bench soak --hostile Tests/Fixtures/hostile_helper.py \
 	    --painter .build/x11-paint --kills 50 --hangs 5 --garbage 5 --nginx-restarts 10
-
-	# PipeWire screen capture against GStreamer's pipewiresrc, on a private PipeWire (docs/benchmarks.md).
-	cc -std=c11 -O2 tools/testclients/pw-video-source.c -o .build/pw-video-source $$(pkg-config --cflags --libs libpipewire-0.3)
-	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench pipewire --runs 3 --producer .build/pw-video-source
 
 clean:
 	rm -rf .build

@@ -9,6 +9,8 @@ let usage = """
            livepush-bench soak --hostile PATH [--painter PATH] [--kills N] [--hangs N] [--garbage N] [--nginx-restarts N]
            livepush-bench audio [--seconds N] [--runs N] [--mic NAME]
            livepush-bench pipewire --producer PATH [--seconds N] [--runs N]
+           livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
+           livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -45,6 +47,16 @@ let usage = """
     pipewiresrc ! videoconvert ! fakesink:
       capture pipewire 1920x1080 fps=<n> copy_ms_p50=<n> helper_cpu_pct=<n>
       gst pipewiresrc 1920x1080 cpu_pct=<n>
+
+    push: `livepush push`, ffmpeg's x11grab and GStreamer's ximagesrc pipelines each pushing the moving
+    1080p30 screen (with a time code drawn by x11-paint) to the test nginx-rtmp; a receiver pulls the
+    stream back and reads the code (run inside tools/testenv run --screen 1920x1080 -- ...):
+      latency floor x11grab->decoder latency_ms_p50=<n>
+      e2e push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
+      ffmpeg push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
+      gstreamer push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
+      push ratios cpu_vs_ffmpeg=<x.xx> latency_p50_vs_gstreamer=<x.xx>
+    --self-test checks the time code round trip (painter, x11grab, decoder) on the display.
     """
 
 switch arguments.first {
@@ -52,6 +64,8 @@ case "link":
     LinkBenchmark.main(Array(arguments.dropFirst()))
 case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
+case "push":  // push benchmark (issue 6)
+    PushBenchmark.main(Array(arguments.dropFirst()))
 case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
 case "audio":  // AudioBenchmark.swift

@@ -14,6 +14,8 @@
  *                                    is drawn wrapped round at the left
  *   bars                             8 equal vertical bars ffffff ffff00 00ffff 00ff00 ff00ff ff0000
  *                                    0000ff 000000; the last one also takes the remainder
+ *   timecode RRGGBB RRGGBB SIZE SPEED   (push benchmark) the square pattern stepped at 60 Hz, SPEED px
+ *                                    a step, plus a time code redrawn at 240 Hz: see "Time code" below
  *
  * Display: --display, else $DISPLAY; its root visual must be 24-bit TrueColor RGB888 (pixel =
  * 0xRRGGBB), as on Xvfb -screen 0 1920x1080x24.  X, Y may be negative ("+-10+20").  The name
@@ -28,6 +30,16 @@
  *   moved x=<X> y=<Y> | resized width=<W> height=<H> | painted  after move | resize | pattern
  *   frame <n> x=<left edge>   square only: every 30 fps step, and after ready/resized/painted
  *   error <what>              a bad stdin command (also on stderr); nothing else changes
+ *
+ * Time code (pattern timecode; the push benchmark's glass-to-receiver clock, decoded by
+ * Sources/livepush-bench/TimeCode.swift): a row of 52 blocks of 32 x 32 px whose top-left corner is
+ * (32, 32), white (ffffff) = 1, black (000000) = 0: guard 1 0, then the 40 low bits of
+ * CLOCK_MONOTONIC in milliseconds taken as it is drawn (most significant first), then CRC-8
+ * (polynomial 0x07, initial value 0) of those 40 bits as 5 big-endian bytes, then guard 0 1.  A
+ * reader samples each block's centre, thresholds at mid-grey and drops a row whose guards or CRC
+ * do not match.  stdout: "timecode x=32 y=32 block=32 blocks=52" after ready/resized/painted; no
+ * line per step.  The square moves in the band it occupies; only that band and the code row are
+ * copied to the window at each step.
  *
  * Each paint goes to an off-screen pixmap first, then to the window in one CopyArea, so a capture
  * never sees half a frame; Expose repaints from the pixmap.  Exit status: 0 normal end; 1 display
@@ -52,9 +64,16 @@
 #include <xcb/xcb.h>
 
 #define FRAME_NS (1000000000LL / 30)   /* square animation period */
+#define TC_SCENE_NS (1000000000LL / 60)   /* timecode: square step period */
+#define TC_CODE_NS (1000000000LL / 240)   /* timecode: code redraw period */
+#define TC_X 32                           /* timecode: the row's top-left corner ... */
+#define TC_Y 32
+#define TC_BLOCK 32                       /* ... the side of a block ... */
+#define TC_BITS 40                        /* ... and its content: guard 1 0, 40 bits, CRC-8, guard 0 1 */
+#define TC_BLOCKS (2 + TC_BITS + 8 + 2)
 #define MAX_DIM 32767                  /* X sizes and coordinates are 16-bit */
 
-enum kind { SOLID, CHECKER, SQUARE, BARS };
+enum kind { SOLID, CHECKER, SQUARE, BARS, TIMECODE };
 
 struct pattern {
     enum kind kind;
@@ -73,6 +92,7 @@ struct app {
     long frame;                 /* square: frame number ... */
     int sq_x;                   /* ... and the square's left edge */
     int64_t next_frame;         /* square: CLOCK_MONOTONIC ns of the next step */
+    int64_t next_code;          /* timecode: CLOCK_MONOTONIC ns of the next code redraw */
     bool quit;
 };
 
@@ -155,17 +175,17 @@ static bool parse_geometry(const char *s, int *w, int *h, int *x, int *y)
 /* PATTERN from the words a[0..n-1]; on failure, a message naming the bad word in err. */
 static bool parse_pattern(int n, char **a, struct pattern *p, char *err, size_t errlen)
 {
-    static const char *names[] = { "solid", "checker", "square", "bars" };
+    static const char *names[] = { "solid", "checker", "square", "bars", "timecode" };
     static const char *forms[] = { "solid RRGGBB", "checker N RRGGBB RRGGBB",
-                                   "square RRGGBB RRGGBB SIZE SPEED", "bars" };
-    static const int words[] = { 2, 4, 5, 1 };
+                                   "square RRGGBB RRGGBB SIZE SPEED", "bars", "timecode RRGGBB RRGGBB SIZE SPEED" };
+    static const int words[] = { 2, 4, 5, 1, 5 };
     struct pattern q = { 0 };
     int k = 0, j = 0;   /* k: which pattern; j: the argument being parsed */
 
-    while (n > 0 && k < 4 && strcmp(a[0], names[k]) != 0)
+    while (n > 0 && k < 5 && strcmp(a[0], names[k]) != 0)
         k++;
-    if (n < 1 || k == 4) {
-        snprintf(err, errlen, "%s%s%s (want solid, checker, square or bars)", n ? "unknown pattern '" : "missing PATTERN",
+    if (n < 1 || k == 5) {
+        snprintf(err, errlen, "%s%s%s (want solid, checker, square, bars or timecode)", n ? "unknown pattern '" : "missing PATTERN",
                  n ? a[0] : "", n ? "'" : "");
         return false;
     }
@@ -178,7 +198,8 @@ static bool parse_pattern(int n, char **a, struct pattern *p, char *err, size_t 
     bool ok = k == SOLID   ? parse_colour(a[j = 1], &q.c1)
             : k == CHECKER ? parse_int(a[j = 1], 1, MAX_DIM, &q.cell) && parse_colour(a[j = 2], &q.c1) &&
                              parse_colour(a[j = 3], &q.c2)
-            : k == SQUARE  ? parse_colour(a[j = 1], &q.c1) && parse_colour(a[j = 2], &q.c2) &&
+            : k == SQUARE || k == TIMECODE
+                           ? parse_colour(a[j = 1], &q.c1) && parse_colour(a[j = 2], &q.c2) &&
                              parse_int(a[j = 3], 1, MAX_DIM, &q.size) && parse_int(a[j = 4], 0, MAX_DIM, &q.speed)
             : true;
     if (!ok) {
@@ -196,6 +217,50 @@ static void fill(struct app *a, uint32_t colour, const xcb_rectangle_t *r, uint3
 {
     xcb_change_gc(a->c, a->gc, XCB_GC_FOREGROUND, &colour);   /* TrueColor: pixel = 0xRRGGBB */
     xcb_poly_fill_rectangle(a->c, a->pix, a->gc, n, r);
+}
+
+/* ---- time code (pattern timecode) */
+
+/* CRC-8, polynomial x^8 + x^2 + x + 1 (0x07), initial value 0, no reflection, no final xor. */
+static uint8_t crc8(const uint8_t *p, size_t n)
+{
+    uint8_t crc = 0;
+    while (n--) {
+        crc ^= *p++;
+        for (int i = 0; i < 8; i++)
+            crc = (uint8_t)(crc & 0x80 ? (crc << 1) ^ 0x07 : crc << 1);
+    }
+    return crc;
+}
+
+static void fill(struct app *a, uint32_t colour, const xcb_rectangle_t *r, uint32_t n);
+
+/* The code row for CLOCK_MONOTONIC now, into the pixmap; returns the row's rectangle. */
+static xcb_rectangle_t render_code(struct app *a)
+{
+    uint64_t ms = (uint64_t)(now_ns() / 1000000) & ((1ULL << TC_BITS) - 1);
+    uint8_t bytes[5];
+    for (int i = 0; i < 5; i++)
+        bytes[i] = (uint8_t)(ms >> (8 * (4 - i)));
+    uint8_t crc = crc8(bytes, sizeof bytes);
+    bool bit[TC_BLOCKS];
+    bit[0] = true, bit[1] = false, bit[TC_BLOCKS - 2] = false, bit[TC_BLOCKS - 1] = true;
+    for (int i = 0; i < TC_BITS; i++)
+        bit[2 + i] = (ms >> (TC_BITS - 1 - i)) & 1;
+    for (int i = 0; i < 8; i++)
+        bit[2 + TC_BITS + i] = (crc >> (7 - i)) & 1;
+    xcb_rectangle_t white[TC_BLOCKS], black[TC_BLOCKS];
+    uint32_t nw = 0, nb = 0;
+    for (int i = 0; i < TC_BLOCKS; i++) {
+        xcb_rectangle_t r = { (int16_t)(TC_X + i * TC_BLOCK), TC_Y, TC_BLOCK, TC_BLOCK };
+        if (bit[i])
+            white[nw++] = r;
+        else
+            black[nb++] = r;
+    }
+    fill(a, 0xffffff, white, nw);
+    fill(a, 0x000000, black, nb);
+    return (xcb_rectangle_t){ TC_X, TC_Y, TC_BLOCKS * TC_BLOCK, TC_BLOCK };
 }
 
 /* Draw the current pattern (and square frame) into the pixmap; nothing on screen yet. */
@@ -230,16 +295,39 @@ static void render(struct app *a)
         if (n)
             fill(a, p->c1, r, n);
         break;
-    case SQUARE: {
+    case SQUARE:
+    case TIMECODE: {
         int top = (a->h - p->size) / 2, x = a->sq_x;
         int first = p->size < a->w - x ? p->size : a->w - x;   /* the part left of the right edge */
         r[0] = (xcb_rectangle_t){ (int16_t)x, (int16_t)top, (uint16_t)first, (uint16_t)p->size };
         r[1] = (xcb_rectangle_t){ 0, (int16_t)top, (uint16_t)(p->size - first), (uint16_t)p->size };
         fill(a, p->c1, &all, 1);
         fill(a, p->c2, r, r[1].width ? 2 : 1);
+        if (p->kind == TIMECODE)
+            render_code(a);
         break;
     }
     }
+}
+
+/* Part of the pixmap to the window, in one request. */
+static void present_rect(struct app *a, xcb_rectangle_t r)
+{
+    xcb_copy_area(a->c, a->pix, a->win, a->gc, r.x, r.y, r.x, r.y, r.width, r.height);
+}
+
+/* timecode: one 60 Hz step of the square, redrawing only the band it moves in. */
+static void step_timecode_square(struct app *a)
+{
+    const struct pattern *p = &a->pat;
+    int top = (a->h - p->size) / 2, x = a->sq_x;
+    int first = p->size < a->w - x ? p->size : a->w - x;
+    xcb_rectangle_t band = { 0, (int16_t)top, (uint16_t)a->w, (uint16_t)p->size }, r[2];
+    r[0] = (xcb_rectangle_t){ (int16_t)x, (int16_t)top, (uint16_t)first, (uint16_t)p->size };
+    r[1] = (xcb_rectangle_t){ 0, (int16_t)top, (uint16_t)(p->size - first), (uint16_t)p->size };
+    fill(a, p->c1, &band, 1);
+    fill(a, p->c2, r, r[1].width ? 2 : 1);
+    present_rect(a, band);
 }
 
 /* Pixmap to window in one request, so never a half-drawn frame on screen. */
@@ -275,6 +363,8 @@ static void say_frame(struct app *a)
 {
     if (a->pat.kind == SQUARE)
         say("frame %ld x=%d", a->frame, a->sq_x);
+    else if (a->pat.kind == TIMECODE)
+        say("timecode x=%d y=%d block=%d blocks=%d", TC_X, TC_Y, TC_BLOCK, TC_BLOCKS);
 }
 
 /* (Re)create the pixmap at the window's current size. */
@@ -291,7 +381,8 @@ static void restart_pattern(struct app *a)
 {
     a->frame = 0;
     a->sq_x = 0;
-    a->next_frame = now_ns() + FRAME_NS;
+    a->next_frame = now_ns() + (a->pat.kind == TIMECODE ? TC_SCENE_NS : FRAME_NS);
+    a->next_code = now_ns() + TC_CODE_NS;
     render(a);
     present(a);
 }
@@ -528,6 +619,9 @@ int main(int argc, char **argv)
         if (a.pat.kind == SQUARE) {
             int64_t left = a.next_frame - now_ns();
             timeout = left <= 0 ? 0 : left >= 33000000 ? 33 : (int)((left + 999999) / 1000000);
+        } else if (a.pat.kind == TIMECODE) {
+            int64_t next = a.next_code < a.next_frame ? a.next_code : a.next_frame, left = next - now_ns();
+            timeout = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
         }
         if (poll(fds, 3, timeout) < 0 && errno != EINTR)
             fail(1, "poll: %s", strerror(errno));
@@ -545,6 +639,20 @@ int main(int argc, char **argv)
             present(&a);
             sync_server(&a);
             say_frame(&a);
+        }
+        if (!a.quit && a.pat.kind == TIMECODE) {
+            int64_t now = now_ns();
+            if (now >= a.next_frame) {   /* the square's step first: the code drawn after it is newer */
+                a.frame++;
+                a.sq_x = (int)((a.sq_x + (long)a.pat.speed) % a.w);
+                a.next_frame = a.next_frame + TC_SCENE_NS < now ? now + TC_SCENE_NS : a.next_frame + TC_SCENE_NS;
+                step_timecode_square(&a);
+            }
+            if (now >= a.next_code) {
+                a.next_code = a.next_code + TC_CODE_NS < now ? now + TC_CODE_NS : a.next_code + TC_CODE_NS;
+                present_rect(&a, render_code(&a));
+                sync_server(&a);   /* on screen now, so the code it shows is at most one period old */
+            }
         }
     }
 
