@@ -20,9 +20,9 @@ struct AudioPipelineSettings: Sendable {
     var epochNs: UInt64
     /// How long after a 20 ms frame's end the mixer waits for late samples before mixing it.
     var mixDelayMs: Int = 50
-    /// Added to audio timestamps to line them up with video: the video pipeline stamps a frame
-    /// with the tick that sampled it, on average half a frame interval after it was captured,
-    /// so audio (stamped by capture time) moves by the same half interval.
+    /// Added to audio timestamps to line them up with video, for a video pipeline that stamps
+    /// frames later than their capture (0: the video pipeline encodes a frame in the window
+    /// around its tick, so on average its stamp is its capture time).
     var videoSamplingLagMs: Int = 0
 }
 

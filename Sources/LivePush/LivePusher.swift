@@ -117,7 +117,7 @@ public final class LivePusher: @unchecked Sendable {
             do {
                 audioPipeline = try AudioPipeline(settings: AudioPipelineSettings(
                     sampleRateHz: config.audioSampleRateHz, channels: config.audioChannels,
-                    bitrateKbps: config.audioBitrateKbps, epochNs: epochNs, videoSamplingLagMs: 500 / config.fps))
+                    bitrateKbps: config.audioBitrateKbps, epochNs: epochNs))
             } catch {
                 endpoint.stop()
                 throw .encoder(error)
@@ -234,6 +234,7 @@ public final class LivePusher: @unchecked Sendable {
         case .frame:
             // A helper that (re)started: its first frame brings the screen back, on a keyframe.
             lock.withLock {
+                pipeline?.frameArrived()
                 if helperReturning {
                     helperReturning = false
                     pipeline?.hidePlaceholder(.helperLost)
@@ -274,7 +275,9 @@ public final class LivePusher: @unchecked Sendable {
             let audioPipeline = self.audioPipeline
             lock.unlock()
             audioPipeline?.push(audio)
-        case .connected, .unchangedFrame:
+        case .unchangedFrame:
+            lock.withLock { pipeline?.frameArrived() }
+        case .connected:
             break
         }
     }

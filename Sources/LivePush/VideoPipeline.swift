@@ -65,6 +65,10 @@ final class VideoPipeline: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
+    /// Frames the helper published, and those the pipeline has seen (under `arrival`).
+    private let arrival = NSCondition()
+    private var arrivals: UInt64 = 0
+    private var arrivalsTaken: UInt64 = 0
     /// Called once, on the pipeline thread, when the first helper frame was converted.
     var onFirstFrame: (@Sendable () -> Void)?
     /// Called on the pipeline thread when the encoder fails.
@@ -180,7 +184,14 @@ final class VideoPipeline: @unchecked Sendable {
         var tick: UInt64 = 0
         var sawFirstFrame = false
         while running.load(ordering: .relaxed) {
-            MonotonicClock.sleep(untilNs: startNs + tick * intervalNs)
+            // Frame n is due at epoch + n / fps. Its window runs half an interval either side:
+            // a helper frame that arrives in it is encoded at once (no waiting for the tick, so
+            // the screen reaches viewers up to a frame sooner); with none by the window's end
+            // the last picture is repeated. A helper pacing itself at the same rate thus locks
+            // onto the ticks, whatever its phase.
+            let dueNs = startNs + tick * intervalNs
+            MonotonicClock.sleep(untilNs: tick == 0 ? dueNs : dueNs - intervalNs / 2)
+            waitForFrame(untilNs: dueNs + intervalNs / 2)
             let fresh = takeNewestFrame()
             if fresh && !sawFirstFrame {
                 sawFirstFrame = true
@@ -209,8 +220,8 @@ final class VideoPipeline: @unchecked Sendable {
                 state.withLock { $0.bitrateKbps = newBitrateKbps }
             }
             encodeAndDeliver(wanted == nil ? picture : placeholder, pts: Int64(tick), forceKeyframe: forceKeyframe)
-            // Next deadline; when behind by more than a frame, skip ticks rather than burst,
-            // so timestamps stay on the capture clock.
+            // Next frame; when behind by more than a frame, skip ticks rather than burst, so
+            // timestamps stay on the clock.
             tick += 1
             let behind = (MonotonicClock.nowNs() - startNs) / intervalNs
             if behind > tick { tick = behind }
@@ -220,6 +231,26 @@ final class VideoPipeline: @unchecked Sendable {
         } catch {
             onEncoderError?(error)
         }
+    }
+
+    /// The helper published a frame (or said nothing changed): the pipeline may encode now.
+    func frameArrived() {
+        arrival.lock()
+        arrivals += 1
+        arrival.signal()
+        arrival.unlock()
+    }
+
+    /// Waits until a frame arrived that the pipeline has not taken yet, or until `deadlineNs`.
+    private func waitForFrame(untilNs deadlineNs: UInt64) {
+        arrival.lock()
+        defer { arrival.unlock() }
+        while arrivals == arrivalsTaken {
+            let nowNs = MonotonicClock.nowNs()
+            guard nowNs < deadlineNs, running.load(ordering: .relaxed) else { return }
+            _ = arrival.wait(until: Date(timeIntervalSinceNow: Double(deadlineNs - nowNs) / 1e9))
+        }
+        arrivalsTaken = arrivals
     }
 
     /// Converts the newest helper frame into the output picture; false when there was none new.

@@ -4,7 +4,8 @@ import LivePush
 import Testing
 import TestSupport
 
-/// An in-test capture helper: BGRx frames at 60 fps whose brightness `picture(t)` gives and
+/// An in-test capture helper: BGRx frames at 30 fps (the rate the pusher asks for, as a real
+/// helper paces itself) whose brightness `picture(t)` gives and
 /// desktop audio (48 kHz stereo F32, 10 ms AUDIO messages) whose samples `sound(t)` gives, both
 /// on one CLOCK_MONOTONIC timeline `t` (seconds since the helper started): what a picture and
 /// a sound at the same instant look like to the pusher.
@@ -53,7 +54,7 @@ final class SignalHelper: @unchecked Sendable {
         var frameIndex: UInt64 = 0
         var audioSamplesSent = 0
         while !stopRequested.withLock({ stopped }) {
-            let frameNs = startNs + frameIndex * 1_000_000_000 / 60
+            let frameNs = startNs + frameIndex * 1_000_000_000 / 30
             MonotonicClock.sleep(untilNs: frameNs)
             _ = try helper.poll(timeoutMs: 0)
             let t = Double(frameNs - startNs) / 1e9
