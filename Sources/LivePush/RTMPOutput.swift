@@ -47,6 +47,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private let retryIntervalMs: Int
     private let retryCount: Int
     let dropThresholdMs: Int
+    /// A quarter of a second of the stream at its target rates (32 KiB to 512 KiB).
+    private let sendBufferBytes: Int
     private let maxQueuedBytes = 32 * 1024 * 1024
     private let condition = NSCondition()
     private var queue: [QueuedPacket] = []
@@ -116,6 +118,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                          ("audiodatarate", .number(Double(audio.bitrateKbps)))]
         }
         self.metadata = metadata
+        let streamKbps = settings.bitrateKbps + (audioEncoder?.settings.bitrateKbps ?? 0)
+        sendBufferBytes = max(32 * 1024, min(512 * 1024, streamKbps * 1000 / 8 / 4))
         self.retryIntervalMs = retryIntervalMs
         self.retryCount = retryCount
         self.dropThresholdMs = dropThresholdMs
@@ -234,7 +238,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             onStatus?(attempts == 0 ? .connecting : .reconnecting, attempts == 0
                 ? "connecting to \(url)" : "reconnecting to \(url) (attempt \(attempts) of \(retryCount))")
             do throws(RTMPError) {
-                let publisher = try RTMPPublisher(url: url)
+                let publisher = try RTMPPublisher(url: url, sendBufferBytes: sendBufferBytes)
                 condition.lock()
                 currentPublisher = publisher
                 condition.unlock()

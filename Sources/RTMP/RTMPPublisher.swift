@@ -67,10 +67,13 @@ public final class RTMPPublisher {
     private var lastHeaders: [UInt32: IncomingHeader] = [:]
 
     /// Connects, shakes hands and publishes `url`'s stream key; every step has `timeoutMs`.
-    public init(url: RTMPURL, timeoutMs: Int = 5000) throws(RTMPError) {
+    /// `sendBufferBytes` sizes the socket's send buffer (the kernel doubles it): keep it to a
+    /// fraction of a second of the stream, so that a slow network shows as a backlog in the
+    /// caller's queue instead of seconds of latency hidden in the kernel.
+    public init(url: RTMPURL, timeoutMs: Int = 5000, sendBufferBytes: Int = 256 * 1024) throws(RTMPError) {
         self.url = url
         do {
-            socket = try RTMPSocket(host: url.host, port: url.port, timeoutMs: timeoutMs)
+            socket = try RTMPSocket(host: url.host, port: url.port, timeoutMs: timeoutMs, sendBufferBytes: sendBufferBytes)
         } catch {
             throw RTMPError(step: .connect, detail: error.description, kind: error.kind)
         }

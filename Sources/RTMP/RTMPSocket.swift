@@ -11,7 +11,7 @@ final class RTMPSocket {
     }
 
     /// Resolves `host` and connects within `timeoutMs`.
-    init(host: String, port: UInt16, timeoutMs: Int) throws(Failure) {
+    init(host: String, port: UInt16, timeoutMs: Int, sendBufferBytes: Int) throws(Failure) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -30,9 +30,9 @@ final class RTMPSocket {
                 Self.setTimeout(fd, timeoutMs)
                 // A modest send buffer: when the network is slower than the stream, the backlog
                 // builds in the sender's queue, where it is measured and dropped by priority,
-                // rather than unseen in the kernel (about half a second at 4.5 Mbps).
-                var sendBufferBytes: Int32 = 256 * 1024
-                setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBufferBytes, socklen_t(MemoryLayout<Int32>.size))
+                // rather than unseen in the kernel.
+                var bufferBytes = Int32(clamping: sendBufferBytes)
+                setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, socklen_t(MemoryLayout<Int32>.size))
                 if Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 {
                     var one: Int32 = 1
                     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))

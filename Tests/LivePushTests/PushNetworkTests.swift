@@ -116,6 +116,31 @@ struct PushNetworkTests {
         #expect(slow.count < fast.count * 3 / 4, "the slow one dropped: \(slow.count) vs \(fast.count) frames")
     }
 
+    @Test func aNetworkUnderTheMinimumBitrateShowsThePoorNetworkPictureUntilItRecovers() throws {
+        let proxy = try ThrottlingProxy(targetPort: try rtmpPort(), rateKbps: 120)
+        defer { proxy.close() }
+        let observer = Recorder()
+        var config = config(targetKbps: 600, minKbps: 300)
+        config.networkPoorAfterMs = 1000
+        let (pusher, helper) = try startPusher(config, observer: observer)
+        #expect(pusher.startPush(url: "rtmp://127.0.0.1:\(proxy.port)/live/\(UniqueName.make("poor"))") == 0)
+        var shown: [String?] = []
+        for _ in 0..<16 {  // 8 s
+            Thread.sleep(forTimeInterval: 0.5)
+            shown.append(pusher.placeholderShown)
+        }
+        proxy.rateKbps = 0
+        var recovered = false
+        for _ in 0..<30 where !recovered {  // up to 15 s for the queue to drain
+            Thread.sleep(forTimeInterval: 0.5)
+            recovered = pusher.placeholderShown == nil
+        }
+        helper.stop()
+        pusher.destroy()
+        #expect(shown.contains("networkPoor"), "\(shown)")
+        #expect(recovered, "the poor-network picture stayed after the network recovered")
+    }
+
     @Test func serverRestartIsSurvivedAndTheStreamResumes() throws {
         let nginx = try PrivateNginx()
         let observer = Recorder()
