@@ -260,8 +260,8 @@ struct PipeWireCaptureTests {
         let unchanged = session.recorder.wait(timeoutSeconds: 10) {
             if case .unchangedFrame = $0 { return true } else { return false }
         }
-        #expect(unchanged != nil, "a still picture with empty damage should be sent as unchanged frames; "
-            + "helper: \(session.helper.errorSoFar)")
+        let helperMessages = session.helper.errorSoFar
+        #expect(unchanged != nil, "a still picture with empty damage should be sent as unchanged frames; helper: \(helperMessages)")
         // A change (damage) is a full frame again.
         source.send("color ff00ff")
         let changed = try #require(session.picture(after: first.info.sequence) { _ in true })
