@@ -21,7 +21,7 @@ public struct StillImage: Sendable {
         guard streamIndex >= 0, let decoder else {
             throw .ffmpeg(call: "av_find_best_stream(\(path))", code: streamIndex, message: "no picture in the file")
         }
-        guard var context = avcodec_alloc_context3(decoder) else { throw .ffmpeg("avcodec_alloc_context3", CFFmpeg_AVERROR(ENOMEM)) }
+        guard let context = avcodec_alloc_context3(decoder) else { throw .ffmpeg("avcodec_alloc_context3", CFFmpeg_AVERROR(ENOMEM)) }
         defer {
             var doomed: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&doomed)
@@ -53,7 +53,6 @@ public struct StillImage: Sendable {
                 throw .ffmpeg("avcodec_receive_frame(\(path))", received)
             }
         }
-        _ = context
         let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
         guard let scaler = sws_getContext(Int32(width), Int32(height), AVPixelFormat(frame.pointee.format), Int32(width),
                                           Int32(height), AV_PIX_FMT_BGR0, SWS_BILINEAR, nil, nil, nil)
