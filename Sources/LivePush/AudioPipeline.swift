@@ -20,10 +20,6 @@ struct AudioPipelineSettings: Sendable {
     var epochNs: UInt64
     /// How long after a 20 ms frame's end the mixer waits for late samples before mixing it.
     var mixDelayMs: Int = 50
-    /// Added to audio timestamps to line them up with video, for a video pipeline that stamps
-    /// frames later than their capture (0: the video pipeline encodes a frame in the window
-    /// around its tick, so on average its stamp is its capture time).
-    var videoSamplingLagMs: Int = 0
 }
 
 /// The audio pipeline, on its own thread: every 20 ms of the shared CLOCK_MONOTONIC timeline it
@@ -212,7 +208,7 @@ final class AudioPipeline: @unchecked Sendable {
         let targets = Array(sinks.withLock { $0.values })
         state.withLock { $0.bytesEncoded += packets.reduce(0) { $0 + $1.data.count } }
         for packet in packets {
-            let ptsMs = packet.pts * 1000 / Int64(settings.sampleRateHz) + Int64(settings.videoSamplingLagMs)
+            let ptsMs = packet.pts * 1000 / Int64(settings.sampleRateHz)
             for sink in targets { sink.receiveAudio(packet, ptsMs: ptsMs) }
         }
     }

@@ -20,7 +20,6 @@ struct BitrateController {
     struct Destination {
         var queuedMs: Int
         var sendRateKbps: Int
-        var dropThresholdMs: Int
     }
 
     init(targetKbps: Int, minKbps: Int, currentKbps: Int, enabled: Bool) {

@@ -416,10 +416,10 @@ public final class LivePusher: @unchecked Sendable {
     /// 0, or -2 outside 100...50000 kbps or below the minimum.
     @discardableResult
     public func setTargetVideoBitrate(kbps: Int) -> Int32 {
-        guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidURL }
+        guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidParameter }
         lock.lock()
         defer { lock.unlock() }
-        guard kbps >= bitrateController.minKbps else { return LivePushErrorCode.invalidURL }
+        guard kbps >= bitrateController.minKbps else { return LivePushErrorCode.invalidParameter }
         if let newKbps = bitrateController.setTarget(kbps) { pipeline?.setBitrate(kbps: newKbps) }
         return 0
     }
@@ -427,10 +427,10 @@ public final class LivePusher: @unchecked Sendable {
     /// The lowest bitrate auto bitrate goes down to; 0, or -2 outside 100...50000 kbps or above the target.
     @discardableResult
     public func setMinVideoBitrate(kbps: Int) -> Int32 {
-        guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidURL }
+        guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidParameter }
         lock.lock()
         defer { lock.unlock() }
-        guard kbps <= bitrateController.targetKbps else { return LivePushErrorCode.invalidURL }
+        guard kbps <= bitrateController.targetKbps else { return LivePushErrorCode.invalidParameter }
         if let newKbps = bitrateController.setMin(kbps) { pipeline?.setBitrate(kbps: newKbps) }
         return 0
     }
@@ -629,7 +629,7 @@ public final class LivePusher: @unchecked Sendable {
         let audioKbps = audioPipeline == nil ? 0 : config.audioBitrateKbps
         let decision = bitrateController.update(
             destinations: outputs.filter(\.isPublishing).map {
-                .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps, dropThresholdMs: 2000)
+                .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps)
             }, audioKbps: audioKbps)
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
         updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)

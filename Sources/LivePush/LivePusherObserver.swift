@@ -105,8 +105,10 @@ public struct LivePusherStatistics: Equatable, Sendable {
 public enum LivePushErrorCode {
     public static let encoderFailed: Int32 = -1301
     public static let screenCaptureFailed: Int32 = -1308
-    /// The push URL cannot be used (not rtmp://, no key, ...).
-    public static let invalidURL: Int32 = -2
+    /// A parameter out of its range (the reference SDK's -2), e.g. a bitrate for `setTargetVideoBitrate`.
+    public static let invalidParameter: Int32 = -2
+    /// The push URL cannot be used (not rtmp://, no key, ...): the same code, for the URL.
+    public static let invalidURL: Int32 = invalidParameter
     /// Pushing failed for good for another reason than those below.
     public static let pushFailed: Int32 = -1307
     /// Pushing gave up (after its retries, or at once when the server refused). The code says why:

@@ -65,8 +65,6 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private var figures = RTMPOutputFigures()
     private var figuresSinceNs = MonotonicClock.nowNs()
     private var delaySumMs = 0.0, delaySquareSumMs = 0.0, delayCount = 0
-    private(set) var framesDropped = 0
-    private(set) var bytesSent = 0
     var onStatus: (@Sendable (PushStatus, String) -> Void)?
     /// A connection attempt failed and another follows (the error, the attempt number).
     var onRetry: (@Sendable (RTMPError, Int) -> Void)?
@@ -221,7 +219,6 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     }
 
     private func dropVideo(_ count: Int) {
-        framesDropped += count
         figures.framesDropped += count
     }
 
@@ -348,7 +345,6 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             }
             let delayMs = Double(MonotonicClock.nowNs() - packet.arrivalNs) / 1e6
             condition.lock()
-            bytesSent += body.count
             figures.bytesSent += body.count
             delaySumMs += delayMs
             delaySquareSumMs += delayMs * delayMs

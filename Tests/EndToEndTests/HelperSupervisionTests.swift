@@ -79,6 +79,7 @@ extension SharedScreen {
             let exitSeconds = Date().timeIntervalSince(interruptedAt)
             #expect(result.exitCode == 0, "\(result)")
             #expect(exitSeconds < 2, "exited \(exitSeconds) s after SIGINT")
+            #expect(helper != nil, "no helper process was found while it ran")
             if let helper { #expect(!isAlive(helper), "the helper \(helper) outlived the pusher") }
             let socketsAfter = (try? FileManager.default.contentsOfDirectory(atPath: socketDirectory)) ?? []
             #expect(!socketsAfter.contains { $0.hasPrefix(group) }, "left behind: \(socketsAfter)")
@@ -108,6 +109,7 @@ extension SharedScreen {
             #expect(result.exitCode == 130, "\(result)")
             #expect(result.standardError.contains("interrupted again"))
             Thread.sleep(forTimeInterval: 0.2)
+            #expect(helper != nil, "no helper process was found while it ran")
             if let helper { #expect(!isAlive(helper), "the helper \(helper) outlived the pusher") }
         }
 

@@ -5,8 +5,8 @@ import Testing
 @Suite struct BitrateControllerTests {
     typealias Destination = BitrateController.Destination
 
-    private func congested(carryingKbps: Int) -> Destination { Destination(queuedMs: 1500, sendRateKbps: carryingKbps, dropThresholdMs: 2000) }
-    private let calm = Destination(queuedMs: 50, sendRateKbps: 2000, dropThresholdMs: 2000)
+    private func congested(carryingKbps: Int) -> Destination { Destination(queuedMs: 1500, sendRateKbps: carryingKbps) }
+    private let calm = Destination(queuedMs: 50, sendRateKbps: 2000)
 
     @Test func aBuildingQueueLowersTheBitrateTowardWhatTheNetworkCarries() {
         var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 2500, enabled: true)
@@ -51,5 +51,20 @@ import Testing
         #expect(controller.setTarget(1500) == 1500)
         #expect(controller.setMin(1600) == 1600)
         #expect(controller.setTarget(3000) == nil, "auto bitrate climbs to a higher target on its own")
+    }
+}
+
+/// The run-time bitrate bounds of the SDK: codes and the encoder's rate.
+@Suite struct RunTimeBitrateTests {
+    @Test func targetAndMinimumAreCheckedAndATargetBelowTheRateLowersIt() throws {
+        let pusher = try LivePusher(config: LivePushConfig())  // 1080p: target 2500, min 1200, initial 1800
+        #expect(pusher.currentVideoBitrateKbps == 1800)
+        #expect(pusher.setTargetVideoBitrate(kbps: 50) == LivePushErrorCode.invalidParameter)
+        #expect(pusher.setTargetVideoBitrate(kbps: 1000) == LivePushErrorCode.invalidParameter, "under the minimum")
+        #expect(pusher.setMinVideoBitrate(kbps: 3000) == LivePushErrorCode.invalidParameter, "over the target")
+        #expect(pusher.setMinVideoBitrate(kbps: 600) == 0)
+        #expect(pusher.setTargetVideoBitrate(kbps: 1000) == 0)
+        #expect(pusher.currentVideoBitrateKbps == 1000)
+        pusher.destroy()
     }
 }
