@@ -30,3 +30,25 @@ public enum Terminal {
         Glibc.exit(code.rawValue)
     }
 }
+
+extension ArgumentParser {
+    /// A subcommand that takes options only: its parsed arguments; or, for a bad option or any
+    /// positional argument, the error and `usage` on stderr and exit 2; or, with `--help`,
+    /// `usage` on stdout and exit 0. `command` names it in the error (`livepush doctor`).
+    public static func parseOptionsOnly(_ arguments: [String], options: [OptionSpec], command: String,
+                                        usage: String) -> ParsedArguments {
+        let parsed: ParsedArguments
+        do {
+            parsed = try parse(arguments, options: options)
+            if let extra = parsed.positionals.first { throw ArgumentError.unexpectedArgument(extra) }
+        } catch {
+            Terminal.printError("\(command): \(error)\n\(usage)")
+            Terminal.exit(.usage)
+        }
+        if parsed.has("help") {
+            print(usage)
+            Terminal.exit(.success)
+        }
+        return parsed
+    }
+}

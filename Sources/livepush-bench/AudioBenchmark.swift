@@ -100,19 +100,10 @@ enum AudioBenchmark {
         recorder.arguments = (mic.map { ["--target", $0] } ?? [])
             + ["--rate", "48000", "--channels", "2", "--format", "f32", file.path]
         recorder.standardError = FileHandle.nullDevice
-        var before = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &before)
-        let started = Date()
-        try recorder.run()
-        Thread.sleep(forTimeInterval: seconds + 1)
-        recorder.interrupt()
-        recorder.waitUntilExit()
-        let elapsed = Date().timeIntervalSince(started)
-        var after = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &after)
+        let cpuPct = try BenchSupport.cpuPercent(running: recorder, seconds: seconds + 1) { $0.interrupt() }.cpuPct
         let bytes = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
         guard bytes > 48000 * 8 else { throw Failure(description: "pw-record recorded \(bytes) bytes") }
-        return 100 * (LinkBenchmark.cpuSeconds(after) - LinkBenchmark.cpuSeconds(before)) / elapsed
+        return cpuPct
     }
 }
 

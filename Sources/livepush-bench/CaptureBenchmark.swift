@@ -78,8 +78,7 @@ enum CaptureBenchmark {
         box.withLock { $0 = endpoint }
         defer { endpoint.stop() }
         let helper = Process()
-        helper.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("livepush-capture")
+        helper.executableURL = BenchSupport.sibling("livepush-capture")
         helper.arguments = ["--group", "capture", "--display", display, "--fps", String(fps), "--stats"]
         helper.environment = ProcessInfo.processInfo.environment.merging(["XDG_RUNTIME_DIR": runtime]) { $1 }
         let errors = Pipe()
@@ -113,16 +112,9 @@ enum CaptureBenchmark {
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
         ffmpeg.arguments = ["-nostdin", "-loglevel", "fatal", "-f", "x11grab", "-framerate", String(fps),
                             "-video_size", size, "-i", display, "-t", String(seconds), "-f", "null", "-"]
-        var before = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &before)
-        let started = Date()
-        try ffmpeg.run()
-        ffmpeg.waitUntilExit()
-        let elapsed = Date().timeIntervalSince(started)
-        var after = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &after)
-        guard ffmpeg.terminationStatus == 0 else { throw Failure(description: "ffmpeg x11grab failed") }
-        return 100 * (LinkBenchmark.cpuSeconds(after) - LinkBenchmark.cpuSeconds(before)) / elapsed
+        let (cpuPct, status) = try BenchSupport.cpuPercent(running: ffmpeg, seconds: nil)
+        guard status == 0 else { throw Failure(description: "ffmpeg x11grab failed") }
+        return cpuPct
     }
 }
 

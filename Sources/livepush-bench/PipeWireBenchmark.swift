@@ -99,8 +99,7 @@ enum PipeWireBenchmark {
         box.withLock { $0 = endpoint }
         defer { endpoint.stop() }
         let helper = Process()
-        helper.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("livepush-capture")
+        helper.executableURL = BenchSupport.sibling("livepush-capture")
         helper.arguments = ["--group", "pipewire", "--source", "pipewire", "--target", target, "--no-cursor", "--stats"]
         helper.environment = ProcessInfo.processInfo.environment.merging(
             ["XDG_RUNTIME_DIR": runtime, "PIPEWIRE_REMOTE": daemonSocket()]) { $1 }
@@ -140,16 +139,6 @@ enum PipeWireBenchmark {
         gst.environment = ProcessInfo.processInfo.environment.merging(["PIPEWIRE_REMOTE": daemonSocket()]) { $1 }
         gst.standardOutput = FileHandle.nullDevice
         gst.standardError = FileHandle.nullDevice
-        var before = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &before)
-        let started = Date()
-        try gst.run()
-        Thread.sleep(forTimeInterval: seconds + 1)
-        gst.terminate()
-        gst.waitUntilExit()
-        let elapsed = Date().timeIntervalSince(started)
-        var after = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &after)
-        return 100 * (LinkBenchmark.cpuSeconds(after) - LinkBenchmark.cpuSeconds(before)) / elapsed
+        return try BenchSupport.cpuPercent(running: gst, seconds: seconds + 1).cpuPct
     }
 }

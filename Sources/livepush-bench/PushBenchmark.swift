@@ -135,8 +135,7 @@ enum PushBenchmark {
     static func makePublisher(_ name: String, display: String, url: String) -> Publisher {
         switch name {
         case "e2e":
-            let livepush = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-                .appendingPathComponent("livepush").path
+            let livepush = BenchSupport.sibling("livepush").path
             return Publisher(name: name, executable: livepush, arguments: [
                 "push", url, "--display", display, "--resolution", "1080p", "--fps", String(fps), "--gop", "2",
                 "--quality", "custom", "--bitrate", "4500", "--min-bitrate", "4500", "--initial-bitrate", "4500",

@@ -63,8 +63,7 @@ enum RecordBenchmark {
     static func measureLivePush(display: String, seconds: Double) throws -> Measurement {
         let output = "/tmp/livepush-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).mp4"
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let livepush = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("livepush")
+        let livepush = BenchSupport.sibling("livepush")
         let measurement = try measure(livepush.path, [
             "screen", output, "--display", display, "--resolution", "1080p", "--fps", "30", "--gop", "2",
             "--quality", "custom", "--bitrate", "4500", "--min-bitrate", "4500", "--initial-bitrate", "4500",

@@ -71,7 +71,6 @@ final class Soak {
         errorLog = workDirectory + "/livepush.err"
         // The helper livepush supervises: livepush-capture, or, once after each marker, a helper
         // that sends two frames and then breaks the protocol (it always exits 1: a crash).
-        let bin = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
         let script = """
             #!/bin/sh
             if [ -e '\(marker)' ]; then
@@ -81,7 +80,7 @@ final class Soak {
                 python3 '\(hostile)' --group "$group" --case sequence-backwards --timeout 2 >/dev/null
                 exit 1
             fi
-            exec '\(bin)/livepush-capture' "$@"
+            exec '\(BenchSupport.sibling("livepush-capture").path)' "$@"
 
             """
         try script.write(toFile: workDirectory + "/helper", atomically: true, encoding: .utf8)
@@ -109,8 +108,7 @@ final class Soak {
 
     func run(kills: Int, hangs: Int, garbage: Int, nginxRestarts: Int) throws {
         let livepush = Process()
-        livepush.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("livepush")
+        livepush.executableURL = BenchSupport.sibling("livepush")
         livepush.arguments = ["screen", "\(rtmpURL)/record/\(key)", recordingPath, "--display", display,
                               "--region", "0,0,640,360", "--resolution", "640x360", "--helper", workDirectory + "/helper",
                               "--retry-interval", "1000", "--retry-count", "30"]

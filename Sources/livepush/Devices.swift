@@ -19,18 +19,7 @@ enum Devices {
         """
 
     static func main(_ arguments: [String]) -> Never {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-            if let extra = parsed.positionals.first { throw ArgumentError.unexpectedArgument(extra) }
-        } catch {
-            Terminal.printError("livepush devices: \(error)\n\(usage)")
-            Terminal.exit(.usage)
-        }
-        if parsed.has("help") {
-            print(usage)
-            Terminal.exit(.success)
-        }
+        let parsed = ArgumentParser.parseOptionsOnly(arguments, options: options, command: "livepush devices", usage: usage)
         let sources: [AudioSourceInfo]
         do {
             sources = try AudioDevices.listSources()

@@ -22,18 +22,7 @@ enum Doctor {
         """
 
     static func main(_ arguments: [String]) -> Never {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-            if let extra = parsed.positionals.first { throw ArgumentError.unexpectedArgument(extra) }
-        } catch {
-            Terminal.printError("livepush doctor: \(error)\n\(usage)")
-            Terminal.exit(.usage)
-        }
-        if parsed.has("help") {
-            print(usage)
-            Terminal.exit(.success)
-        }
+        let parsed = ArgumentParser.parseOptionsOnly(arguments, options: options, command: "livepush doctor", usage: usage)
         var failures = 0
         failures += checkX11(displayName: parsed.value("display"))
         failures += checkPipeWire()
