@@ -19,7 +19,7 @@ enum Devices {
         """
 
     static func main(_ arguments: [String]) -> Never {
-        let parsed = ArgumentParser.parseOptionsOnly(arguments, options: options, command: "livepush devices", usage: usage)
+        _ = ArgumentParser.parseOptionsOnly(arguments, options: options, command: "livepush devices", usage: usage)
         let sources: [AudioSourceInfo]
         do {
             sources = try AudioDevices.listSources()
