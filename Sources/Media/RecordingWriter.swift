@@ -109,33 +109,31 @@ public final class RecordingWriter {
 
     /// Appends one encoded packet.
     public func write(_ encoded: EncodedVideoPacket) throws(MediaError) {
-        try ffmpegCall("av_new_packet") { av_new_packet(packet, Int32(encoded.data.count)) }
-        encoded.data.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: $0.count) }
-        packet.pointee.pts = av_rescale_q(encoded.pts - timestampOffset, encoderTimeBase, stream.pointee.time_base)
-        packet.pointee.dts = av_rescale_q(encoded.dts - timestampOffset, encoderTimeBase, stream.pointee.time_base)
-        packet.pointee.duration = av_rescale_q(1, encoderTimeBase, stream.pointee.time_base)
-        packet.pointee.stream_index = stream.pointee.index
-        if encoded.isKeyframe { packet.pointee.flags |= AV_PKT_FLAG_KEY }
-        let result = av_interleaved_write_frame(format, packet)
-        av_packet_unref(packet)
-        if result < 0 { throw .ffmpeg("av_interleaved_write_frame", result) }
-        bytesWritten = avio_tell(format.pointee.pb)
+        try write(encoded.data, pts: encoded.pts - timestampOffset, dts: encoded.dts - timestampOffset, duration: 1,
+                  timeBase: encoderTimeBase, to: stream, isKeyframe: encoded.isKeyframe)
     }
 
     /// Appends one AAC packet (ignored when the writer has no audio stream).
     public func write(_ encoded: EncodedAudioPacket) throws(MediaError) {
         guard let audioStream else { return }
-        try ffmpegCall("av_new_packet") { av_new_packet(packet, Int32(encoded.data.count)) }
-        encoded.data.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: $0.count) }
-        let pts = av_rescale_q(encoded.pts - audioTimestampOffset, audioTimeBase, audioStream.pointee.time_base)
-        packet.pointee.pts = pts
-        packet.pointee.dts = pts
-        packet.pointee.duration = av_rescale_q(Int64(encoded.durationSamples), audioTimeBase, audioStream.pointee.time_base)
-        packet.pointee.stream_index = audioStream.pointee.index
-        packet.pointee.flags |= AV_PKT_FLAG_KEY
+        let pts = encoded.pts - audioTimestampOffset
+        try write(encoded.data, pts: pts, dts: pts, duration: Int64(encoded.durationSamples), timeBase: audioTimeBase,
+                  to: audioStream, isKeyframe: true)
+    }
+
+    /// One packet of `stream`, its times in `timeBase`.
+    private func write(_ data: [UInt8], pts: Int64, dts: Int64, duration: Int64, timeBase: AVRational,
+                       to stream: UnsafeMutablePointer<AVStream>, isKeyframe: Bool) throws(MediaError) {
+        try ffmpegCall("av_new_packet") { av_new_packet(packet, Int32(data.count)) }
+        data.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: $0.count) }
+        packet.pointee.pts = av_rescale_q(pts, timeBase, stream.pointee.time_base)
+        packet.pointee.dts = av_rescale_q(dts, timeBase, stream.pointee.time_base)
+        packet.pointee.duration = av_rescale_q(duration, timeBase, stream.pointee.time_base)
+        packet.pointee.stream_index = stream.pointee.index
+        if isKeyframe { packet.pointee.flags |= AV_PKT_FLAG_KEY }
         let result = av_interleaved_write_frame(format, packet)
         av_packet_unref(packet)
-        if result < 0 { throw .ffmpeg("av_interleaved_write_frame(audio)", result) }
+        if result < 0 { throw .ffmpeg("av_interleaved_write_frame", result) }
         bytesWritten = avio_tell(format.pointee.pb)
     }
 
