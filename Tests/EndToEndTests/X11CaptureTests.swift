@@ -106,7 +106,8 @@ extension SharedScreen {
                 }
             }
             #expect(wrong == 0, "\(wrong) checkerboard pixels wrong")
-            #expect(session.stop().exitCode == 0)
+            let stopped = session.stop()
+            #expect(stopped.exitCode == 0, "\(stopped)")
         }
 
         @Test func windowFoundByNameIsFollowedWhenItMovesAndResizes() throws {
