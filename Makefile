@@ -2,6 +2,8 @@
 #   make run    install what is missing, build in release mode, record the screen (tools/demo)
 #   make test   install what is missing, start the private test environment, run every test
 #   make bench  run every benchmark (prints figures; asserts nothing about speed)
+#   make deb    the Debian package, .build/deb/livepush_VERSION_ARCH.deb (tools/package/build-deb)
+#   make package-test  install that package on a fresh Debian 12 and record there (tools/package/test-deb)
 SHELL := /bin/bash
 SWIFT ?= swift
 RELEASE_BIN = .build/release
