@@ -2,11 +2,13 @@
 #   make run    install what is missing, build in release mode, record the screen (tools/demo)
 #   make test   install what is missing, start the private test environment, run every test
 #   make bench  run every benchmark (prints figures; asserts nothing about speed)
+#   make deb    the Debian package, .build/deb/livepush_VERSION_ARCH.deb (tools/package/build-deb)
+#   make package-test  install that package on a fresh Debian 12 and record there (tools/package/test-deb)
 SHELL := /bin/bash
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: all bootstrap build run test bench soak fuzz clean
+.PHONY: all bootstrap build run test bench soak fuzz clean install install-files uninstall deb package-test
 
 all: build
 
@@ -65,27 +67,59 @@ clean:
 	rm -rf .build
 
 # Install for helper authors and users: the protocol header, its pkg-config file, and the
-# release executables when they are built.
+# release executables with their man pages, bash and zsh completions and the user service.
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]     make uninstall (same variables)
+# install-files copies what is built without building (make deb uses it on its static build).
 PREFIX ?= /usr/local
 INSTALL ?= install
 PC_DIR = $(DESTDIR)$(PREFIX)/lib/pkgconfig
+MAN_DIR = $(DESTDIR)$(PREFIX)/share/man/man1
+BASH_COMPLETION_DIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETION_DIR = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+USER_UNIT_DIR = $(DESTDIR)$(PREFIX)/lib/systemd/user
+DOC_DIR = $(DESTDIR)$(PREFIX)/share/doc/livepush
+MAN_GZIP ?=
 
-install: build
+install: build install-files
+
+install-files:
 	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include $(PC_DIR)
 	$(INSTALL) -m 644 protocol/livepush_capture.h $(DESTDIR)$(PREFIX)/include/livepush_capture.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' protocol/livepush-capture.pc.in > $(PC_DIR)/livepush-capture.pc
 	chmod 644 $(PC_DIR)/livepush-capture.pc
+	$(INSTALL) -d $(DOC_DIR)
+	$(INSTALL) -m 644 README.md docs/*.md protocol/SPEC.md $(DOC_DIR)/
 	@for exe in livepush livepush-capture; do \
 	    if [ -x $(RELEASE_BIN)/$$exe ]; then \
-	        $(INSTALL) -d $(DESTDIR)$(PREFIX)/bin && \
+	        $(INSTALL) -d $(DESTDIR)$(PREFIX)/bin $(MAN_DIR) $(BASH_COMPLETION_DIR) $(ZSH_COMPLETION_DIR) && \
 	        $(INSTALL) -m 755 $(RELEASE_BIN)/$$exe $(DESTDIR)$(PREFIX)/bin/$$exe && \
-	        echo "installed $(DESTDIR)$(PREFIX)/bin/$$exe"; \
+	        $(RELEASE_BIN)/$$exe --generate-docs man > $(MAN_DIR)/$$exe.1 && \
+	        $(RELEASE_BIN)/$$exe --generate-docs bash > $(BASH_COMPLETION_DIR)/$$exe && \
+	        $(RELEASE_BIN)/$$exe --generate-docs zsh > $(ZSH_COMPLETION_DIR)/_$$exe && \
+	        chmod 644 $(MAN_DIR)/$$exe.1 $(BASH_COMPLETION_DIR)/$$exe $(ZSH_COMPLETION_DIR)/_$$exe && \
+	        if [ -n "$(MAN_GZIP)" ]; then gzip -9nf $(MAN_DIR)/$$exe.1; fi && \
+	        echo "installed $(DESTDIR)$(PREFIX)/bin/$$exe, its man page and completions"; \
 	    else \
 	        echo "make install: $(RELEASE_BIN)/$$exe not built; not installed"; \
 	    fi; \
 	done
+	$(INSTALL) -d $(USER_UNIT_DIR)
+	sed -e 's|/usr/bin/livepush|$(PREFIX)/bin/livepush|g' tools/package/livepush@.service > $(USER_UNIT_DIR)/livepush@.service
+	chmod 644 $(USER_UNIT_DIR)/livepush@.service
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/livepush_capture.h $(PC_DIR)/livepush-capture.pc
 	rm -f $(DESTDIR)$(PREFIX)/bin/livepush $(DESTDIR)$(PREFIX)/bin/livepush-capture
+	rm -f $(MAN_DIR)/livepush.1* $(MAN_DIR)/livepush-capture.1*
+	rm -f $(BASH_COMPLETION_DIR)/livepush $(BASH_COMPLETION_DIR)/livepush-capture
+	rm -f $(ZSH_COMPLETION_DIR)/_livepush $(ZSH_COMPLETION_DIR)/_livepush-capture
+	rm -f $(USER_UNIT_DIR)/livepush@.service
+	rm -rf $(DOC_DIR)
+
+# A Debian package with the Swift runtime linked in (tools/package/build-deb), and its test on a
+# fresh Debian 12 made with debootstrap, which never saw the toolchain (tools/package/test-deb).
+deb: bootstrap
+	tools/package/build-deb
+
+package-test: deb
+	tools/package/test-deb

@@ -21,31 +21,62 @@ let options: [OptionSpec] = [
 ] + pipeWireOptions + [
     .flag("help", short: "h", help: "Show this help."),
     .flag("version", help: "Print the version."),
+    .value("generate-docs", valueName: "man|bash|zsh",
+           help: "Print the man page or a shell completion script, made from these option tables."),
 ]
 
-let usage = """
-    livepush-capture \(LivePushVersion.current): the LivePush capture helper for X11.
+let program = ProgramSpec(
+    name: "livepush-capture",
+    summary: "the LivePush capture helper: the screen to a livepush pusher through shared memory",
+    description: """
+        livepush-capture grabs the screen through MIT-SHM straight into the pusher's shared memory and
+        sends each frame over the Capture Link protocol (protocol/SPEC.md) to the pusher listening on
+        the group. With --desktop-audio it also sends what plays on the default PipeWire sink (its
+        monitor). On Wayland it captures a PipeWire video node, or what the desktop's ScreenCast portal
+        grants. livepush screen starts it by itself; start it by hand (or from a hotkey) for a pusher
+        waiting with livepush push --group NAME.
+        """,
+    globalOptions: [],
+    commands: [CommandSpec(
+        name: "livepush-capture",
+        summary: "Capture the screen for a pusher.",
+        synopsis: [
+            "livepush-capture --group NAME [--monitor NAME|INDEX | --region X,Y,W,H | --window ID |",
+            "                 --window-name TEXT] [--no-cursor] [--damage] [--fps N] [--display :N] [--desktop-audio]",
+            "livepush-capture --list [--display :N]",
+            "livepush-capture --group NAME --source pipewire (--node ID | --target NAME) [--no-cursor]",
+            "livepush-capture --group NAME --source portal [--portal-source monitor|window|any] [--no-restore]",
+            "livepush-capture --list --source pipewire",
+        ],
+        description: "",
+        sections: [OptionSection("Options", options)],
+        examples: [
+            Example("livepush-capture --group desk", "Sends the whole X screen to the pusher waiting on group desk."),
+            Example("livepush-capture --group desk --window-name Firefox --desktop-audio",
+                    "Sends one window, following it, and the desktop's sound."),
+            Example("livepush-capture --list", "Lists the monitors and top-level windows it can capture."),
+        ])],
+    exitStatus: [
+        Entry("0", "The session ended as planned: the pusher sent STOP, or the captured window closed."),
+        Entry("1", "A failure at run time: no pusher came, the display or PipeWire could not be used, the session was lost."),
+        Entry("2", "A bad command line: the message says which option, and what to do."),
+    ],
+    environment: [
+        Entry("DISPLAY", "The X display to capture when --display is not given."),
+        Entry("XDG_RUNTIME_DIR", "Where the pusher's group socket is: $XDG_RUNTIME_DIR/livepush/GROUP.sock."),
+        Entry("PIPEWIRE_REMOTE", "The PipeWire daemon's socket (--source pipewire|portal, --desktop-audio)."),
+    ],
+    seeAlso: ["livepush(1)"])
 
-    Usage: livepush-capture --group NAME [--monitor NAME|INDEX | --region X,Y,W,H | --window ID |
-                            --window-name TEXT] [--no-cursor] [--damage] [--fps N] [--display :N]
-                            [--desktop-audio]
-           livepush-capture --list [--display :N]
-           livepush-capture --group NAME --source pipewire (--node ID | --target NAME) [--no-cursor]
-           livepush-capture --group NAME --source portal [--portal-source monitor|window|any] [--no-restore]
-           livepush-capture --list --source pipewire
-
-    Grabs the screen through MIT-SHM straight into the pusher's shared memory and sends each
-    frame over the Capture Link protocol to the pusher listening on the group. With
-    --desktop-audio it also sends what plays on the default PipeWire sink (its monitor).
-
-    Options:
-    \(ArgumentParser.optionsHelp(options))
-    """
+let usage = "livepush-capture \(LivePushVersion.current): the LivePush capture helper for X11.\n\n" + program.commands[0].help
 
 let parsed: ParsedArguments
 let request: CaptureRequest
 do {
     parsed = try ArgumentParser.parse(Array(CommandLine.arguments.dropFirst()), options: options)
+    if let format = parsed.value("generate-docs") {
+        Terminal.exit(DocumentationOutput.print(program, format: format, command: "livepush-capture"))
+    }
     if parsed.has("version") {
         print("livepush-capture \(LivePushVersion.current)")
         Terminal.exit(.success)

@@ -13,19 +13,24 @@ enum CheckHelper {
         .flag("help", short: "h", help: "Show this help."),
     ]
 
-    static let usage = """
-        Usage: livepush check-helper [--seconds N] [--group NAME] [--max-size WxH] -- COMMAND [ARGS...]
+    static let spec = CommandSpec(
+        name: "check-helper",
+        summary: "Run a capture helper and check it against the Capture Link specification.",
+        synopsis: ["livepush check-helper [--seconds N] [--group NAME] [--max-size WxH] -- COMMAND [ARGS...]"],
+        description: """
+            Runs COMMAND as a Capture Link helper against a private pusher endpoint, lets it send
+            frames for N seconds, asks it to stop, and reports each rule of protocol/SPEC.md as pass
+            or fail, quoting the offending message. Exits with 1 when any rule fails.
+            The helper finds the endpoint through XDG_RUNTIME_DIR (set to a private directory) and
+            the group: an argument written {group} is replaced by the group name, which is also in
+            LIVEPUSH_CAPTURE_GROUP.
+            """,
+        sections: [OptionSection("Options", options)],
+        arguments: .file,
+        examples: [Example("livepush check-helper -- ./my-helper --group {group}",
+                           "Grades ./my-helper against every rule of protocol/SPEC.md.")])
 
-        Runs COMMAND as a Capture Link helper against a private pusher endpoint, lets it send
-        frames for N seconds, asks it to stop, and reports each rule of protocol/SPEC.md as pass
-        or fail, quoting the offending message. Exits with 1 when any rule fails.
-        The helper finds the endpoint through XDG_RUNTIME_DIR (set to a private directory) and
-        the group: an argument written {group} is replaced by the group name, which is also in
-        LIVEPUSH_CAPTURE_GROUP.
-
-        Options:
-        \(ArgumentParser.optionsHelp(options))
-        """
+    static var usage: String { spec.help }
 
     /// What the checker saw, filled on the link thread.
     final class Observations: @unchecked Sendable {

@@ -4,22 +4,27 @@ import CommandLineSupport
 /// `livepush devices`: the audio sources PipeWire offers, by the names `--mic` takes.
 enum Devices {
     static let options: [OptionSpec] = [
+        .flag("names", help: "Print only the microphones' names, one a line (what --mic takes; for scripts and completion)."),
         .flag("help", short: "h", help: "Show this help."),
     ]
 
-    static let usage = """
-        Usage: livepush devices
+    static let spec = CommandSpec(
+        name: "devices",
+        summary: "List the audio sources (microphones) and sink monitors PipeWire offers.",
+        synopsis: ["livepush devices [--names]"],
+        description: """
+            Lists the PipeWire audio sources (microphones: the NAME for --mic NAME) and the monitors
+            of the audio sinks (what plays on them: desktop audio, as livepush-capture --desktop-audio
+            captures from the default one). '*' marks the defaults. Exits with 1 when PipeWire cannot be reached.
+            """,
+        sections: [OptionSection("Options", options)],
+        examples: [Example("livepush devices", "Shows the microphone names that --mic NAME takes.")])
 
-        Lists the PipeWire audio sources (microphones: the NAME for --mic NAME) and the monitors
-        of the audio sinks (what plays on them: desktop audio, as livepush-capture --desktop-audio
-        captures from the default one). '*' marks the defaults. Exits with 1 when PipeWire cannot be reached.
-
-        Options:
-        \(ArgumentParser.optionsHelp(options))
-        """
+    static var usage: String { spec.help }
 
     static func main(_ arguments: [String]) -> Never {
-        _ = ArgumentParser.parseOptionsOnly(arguments, options: options, command: "livepush devices", usage: usage)
+        let parsed = ArgumentParser.parseOptionsOnly(arguments, options: options, command: "livepush devices",
+                                                     usage: usage)
         let sources: [AudioSourceInfo]
         do {
             sources = try AudioDevices.listSources()
@@ -27,7 +32,11 @@ enum Devices {
             Terminal.printError("livepush devices: \(error)")
             Terminal.exit(.failure)
         }
-        print(render(sources), terminator: "")
+        if parsed.has("names") {
+            print(sources.filter { !$0.isMonitor }.map { $0.name + "\n" }.joined(), terminator: "")
+        } else {
+            print(render(sources), terminator: "")
+        }
         Terminal.exit(.success)
     }
 

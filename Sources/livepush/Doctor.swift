@@ -10,16 +10,19 @@ enum Doctor {
         .flag("help", short: "h", help: "Show this help."),
     ]
 
-    static let usage = """
-        Usage: livepush doctor [--display :N]
+    static let spec = CommandSpec(
+        name: "doctor",
+        summary: "Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.",
+        synopsis: ["livepush doctor [--display :N]"],
+        description: """
+            Checks the X display (and its MIT-SHM extension, needed for zero-copy capture),
+            the PipeWire daemon (for the microphone), and the encoders in libavcodec.
+            Exits with 1 when a check fails.
+            """,
+        sections: [OptionSection("Options", options)],
+        examples: [Example("livepush doctor", "Says what a broadcast needs that this machine lacks, and how to fix it.")])
 
-        Checks the X display (and its MIT-SHM extension, needed for zero-copy capture),
-        the PipeWire daemon (for the microphone), and the encoders in libavcodec.
-        Exits with 1 when a check fails.
-
-        Options:
-        \(ArgumentParser.optionsHelp(options))
-        """
+    static var usage: String { spec.help }
 
     static func main(_ arguments: [String]) -> Never {
         let parsed = ArgumentParser.parseOptionsOnly(arguments, options: options, command: "livepush doctor", usage: usage)

@@ -39,28 +39,48 @@ enum ScreenCommand {
         help: "Run this capture helper instead of livepush-capture (it gets --group NAME and the capture options; "
             + "docs/helpers.md). It is restarted like livepush-capture when it dies.")
 
-    static func usage(_ command: String) -> String {
-        let synopsis = command == "push"
-            ? "Usage: livepush push URL [URL...] [--record FILE] [--group NAME] [options]\n\nPushes the screen to RTMP "
-                + "servers (rtmp://host[:port]/app/key; several share one encode) through a capture helper it starts "
-                + "itself, or from any helper on --group NAME; keys are never printed."
-            : command == "screen"
-            ? "Usage: livepush screen [URL...] [OUTPUT] [options]\n\nRecords the screen and pushes it to every RTMP URL "
-                + "given, through a capture helper it starts itself (livepush-capture, on a private group).\n"
+    /// The command's table: its synopsis, description, option sections and examples (`Commands`).
+    static func spec(_ command: String) -> CommandSpec {
+        let synopsis: String, summary: String, description: String, examples: [Example]
+        switch command {
+        case "push":
+            summary = "Push the screen to RTMP servers (and optionally record it)."
+            synopsis = "livepush push URL [URL...] [--record FILE] [--group NAME] [options]"
+            description = "Pushes the screen to RTMP servers (rtmp://host[:port]/app/key; several share one encode) "
+                + "through a capture helper it starts itself, or from any helper on --group NAME; keys are never printed."
+            examples = [Example("livepush push rtmp://live.example.com/app/KEY --record talk.mkv",
+                                "Pushes the screen and the microphone, and records the same stream to talk.mkv."),
+                        Example("livepush push --group desk rtmp://live.example.com/app/KEY",
+                                "Waits for any capture helper on group desk (livepush-capture --group desk) and pushes it.")]
+        case "screen":
+            summary = "Record the screen to a file and push it to RTMP servers (starts its own capture helper)."
+            synopsis = "livepush screen [URL...] [OUTPUT] [options]"
+            description = "Records the screen and pushes it to every RTMP URL given, through a capture helper it "
+                + "starts itself (livepush-capture, on a private group).\n"
                 + "With no argument it records to ./livepush-YYYYMMDD-HHMMSS.mp4; .mp4 is written fragmented "
                 + "(a crash leaves a playable file), .mkv and .flv also work."
-            : "Usage: livepush record --group NAME OUTPUT [URL...] [options]\n\nRecords what any capture helper sends on "
-                + "the group (start one with livepush-capture --group NAME)."
-        var sections = [synopsis, "Run options:\n" + ArgumentParser.optionsHelp(runOptions)]
-        if command != "record" {
-            sections.append("Capture options:\n" + ArgumentParser.optionsHelp(captureOptions + [helperOption]))
+            examples = [Example("livepush screen talk.mp4", "Records the screen and the microphone to talk.mp4 until Ctrl-C."),
+                        Example("livepush screen rtmp://live.example.com/app/KEY talk.mp4 --region 0,0,1280,720",
+                                "Pushes and records the top-left 1280x720 of the screen.")]
+        default:
+            summary = "Record what a capture helper sends on a group."
+            synopsis = "livepush record --group NAME OUTPUT [URL...] [options]"
+            description = "Records what any capture helper sends on the group (start one with livepush-capture "
+                + "--group NAME)."
+            examples = [Example("livepush record --group game game.mkv",
+                                "Records whatever helper connects to group game, such as livepush-capture --group game.")]
         }
-        if command != "screen" { sections.append("Group:\n" + ArgumentParser.optionsHelp([groupOption])) }
-        sections.append("Audio options:\n" + ArgumentParser.optionsHelp(audioOptions))
-        if command == "push" { sections.append("Recording:\n" + ArgumentParser.optionsHelp([recordOption])) }
-        sections.append("Encoding options:\n" + ArgumentParser.optionsHelp(ConfigOptions.specs))
-        return sections.joined(separator: "\n\n")
+        var sections = [OptionSection("Run options", runOptions)]
+        if command != "record" { sections.append(OptionSection("Capture options", captureOptions + [helperOption])) }
+        if command != "screen" { sections.append(OptionSection("Group", [groupOption])) }
+        sections.append(OptionSection("Audio options", audioOptions))
+        if command == "push" { sections.append(OptionSection("Recording", [recordOption])) }
+        sections.append(OptionSection("Encoding options", ConfigOptions.specs))
+        return CommandSpec(name: command, summary: summary, synopsis: [synopsis], description: description,
+                           sections: sections, arguments: command == "push" ? .words : .file, examples: examples)
     }
+
+    static func usage(_ command: String) -> String { spec(command).help }
 
     static let groupOption = OptionSpec.value("group", valueName: "NAME", help: "The group helpers connect to.")
 

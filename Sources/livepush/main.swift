@@ -3,31 +3,9 @@ import CommandLineSupport
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
-let topLevelOptions: [OptionSpec] = [
-    .flag("help", short: "h", help: "Show this help."),
-    .flag("version", help: "Print the version."),
-]
-
-let usage = """
-    livepush \(LivePushVersion.current): broadcast a Linux screen and microphone to RTMP servers and recordings.
-
-    Usage: livepush <command> [options]
-           livepush --help | --version
-
-    Commands:
-      screen          Record the screen to a file (starts its own capture helper).
-      record          Record what a capture helper sends on a group.
-      push            Push the screen to an RTMP server (and optionally record it).
-      doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
-      check-helper    Run a capture helper and check it against the Capture Link specification.
-      devices         List the audio sources (microphones) and sink monitors PipeWire offers.
-
-    Options:
-    \(ArgumentParser.optionsHelp(topLevelOptions))
-
-    Not built yet: the microphone.
-    Run 'livepush <command> --help' for a command's options.
-    """
+let topLevelOptions = Commands.topLevelOptions
+let usage = "livepush \(LivePushVersion.current): broadcast a Linux screen and microphone to RTMP servers and recordings.\n\n"
+    + Commands.program.help
 
 guard let first = arguments.first else {
     print(usage)
@@ -46,7 +24,9 @@ case "devices":  // Devices.swift (audio capture)
 case let option where option.hasPrefix("-"):
     do {
         let parsed = try ArgumentParser.parse(arguments, options: topLevelOptions)
-        if parsed.has("version") {
+        if let format = parsed.value("generate-docs") {
+            Commands.generateDocs(format)
+        } else if parsed.has("version") {
             print("livepush \(LivePushVersion.current)")
         } else if parsed.has("help") {
             print(usage)

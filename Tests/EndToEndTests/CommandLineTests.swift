@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TestSupport
 
@@ -12,31 +13,33 @@ import TestSupport
         #expect(result.standardOutput == "livepush 0.1.0\n")
     }
 
-    @Test func livepushHelpListsTheCommands() throws {
+    @Test func livepushHelpListsEveryCommandWithOneLineAndAnExample() throws {
         let result = try ProcessRunner.run(livepush, ["--help"])
         #expect(result.exitCode == 0)
-        #expect(result.standardOutput == """
+        let help = result.standardOutput
+        #expect(help.hasPrefix("""
             livepush 0.1.0: broadcast a Linux screen and microphone to RTMP servers and recordings.
 
             Usage: livepush <command> [options]
                    livepush --help | --version
 
             Commands:
-              screen          Record the screen to a file (starts its own capture helper).
-              record          Record what a capture helper sends on a group.
-              push            Push the screen to an RTMP server (and optionally record it).
-              doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
-              check-helper    Run a capture helper and check it against the Capture Link specification.
-              devices         List the audio sources (microphones) and sink monitors PipeWire offers.
 
-            Options:
-              -h, --help     Show this help.
-                  --version  Print the version.
-
-            Not built yet: the microphone.
-            Run 'livepush <command> --help' for a command's options.
-
-            """)
+            """))
+        #expect(!help.contains("Not built yet"))
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try #require(lines.firstIndex(of: "Commands:"))
+        let commandLines = lines[(start + 1)...].prefix { $0.hasPrefix("  ") }
+        let commands = commandLines.map { String($0.dropFirst(2).prefix { $0 != " " }) }
+        #expect(Set(commands).isSuperset(of: ["screen", "push", "record", "devices", "doctor", "check-helper"]))
+        for (command, line) in zip(commands, commandLines) {
+            #expect(line.dropFirst(2 + command.count).trimmingCharacters(in: .whitespaces).count > 10,
+                    "'\(command)' has no summary")
+            #expect(lines.contains { $0.hasPrefix("  livepush \(command)") }, "no example of livepush \(command)")
+            let commandHelp = try ProcessRunner.run(livepush, [command, "--help"])
+            #expect(commandHelp.exitCode == 0, "livepush \(command) --help: \(commandHelp)")
+        }
+        #expect(help.hasSuffix("Run 'livepush <command> --help' for a command's options, 'man livepush' for all of them.\n"))
     }
 
     @Test func livepushMisspelledOptionIsAUsageErrorWithASuggestion() throws {
