@@ -31,7 +31,7 @@ test: bootstrap
 	status=0; \
 	tools/testenv run -- $(SWIFT) test --xunit-output .build/test-results.xml || status=1; \
 	tools/fuzz/run $(FUZZ_SECONDS) || status=1; \
-	tools/test-summary .build/test-results-swift-testing.xml || status=1; \
+	tools/test-summary .build/test-results*.xml || status=1; \
 	exit $$status
 
 # The Capture Link decoder under libFuzzer + AddressSanitizer; `make test` runs it briefly.

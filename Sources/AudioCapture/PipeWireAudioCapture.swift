@@ -19,9 +19,10 @@ import Glibc
 /// callback runs late). Chunks follow one sample-exact timeline anchored on
 /// that estimate: chunk k+1's `ptsNs` is chunk k's plus `chunkMs` (to the nanosecond, from the
 /// sample count), so consecutive chunks are contiguous. When the estimate and the timeline
-/// disagree by more than `resyncThresholdNs` (a dropout, the source lost and back, a graph
-/// reconfiguration), the partial chunk is dropped and the timeline re-anchors on the estimate
-/// (never before the end of the last delivered chunk: `ptsNs` only grows, as AUDIO requires).
+/// disagree by more than `resyncThresholdNs` for three buffers in a row (a dropout, the source
+/// lost and back, a graph reconfiguration; one late callback is not enough: `CaptureTimeline`),
+/// the partial chunk is dropped and the timeline re-anchors on the estimate (never before the
+/// end of the last delivered chunk: `ptsNs` only grows, as AUDIO requires).
 ///
 /// **Named sources.** With `target` set, the stream asks for that node only
 /// (`node.dont-reconnect`: never silently moved to another device). If the node goes away,
@@ -99,10 +100,7 @@ private final class CaptureSession: @unchecked Sendable {
     private var channels = 0
     private var chunkFrames = 0
     private var pending: [Float] = []
-    private var anchorNs: UInt64 = 0
-    private var framesSinceAnchor: UInt64 = 0  // frames already delivered in chunks since the anchor
-    private var anchored = false
-    private var deliveredEndNs: UInt64 = 0  // where the last delivered chunk ends: pts never go back
+    private var timeline = CaptureTimeline()
     private var sentFirstChunk = false
 
     static let formatTimeoutMs = 3000
@@ -293,7 +291,7 @@ private final class CaptureSession: @unchecked Sendable {
         guard !stopped, targetNodeID != nil else { return }
         destroyStreamLocked()
         pending.removeAll(keepingCapacity: true)
-        anchored = false
+        timeline.reset()
         do {
             try connectStreamLocked()
         } catch {
@@ -318,7 +316,7 @@ private final class CaptureSession: @unchecked Sendable {
             pending.reserveCapacity(chunkFrames * channels)
         }
         pending.removeAll(keepingCapacity: true)
-        anchored = false
+        timeline.reset()
         negotiatedRateHz.store(Int(rate), ordering: .relaxed)
         graph.signal()
     }
@@ -341,15 +339,11 @@ private final class CaptureSession: @unchecked Sendable {
         var time = pw_time()
         let measuredNs = Self.firstSamplePtsNs(
             stream: stream, time: &time, frames: frames, rate: rate)
-        let expectedNs = anchorNs + Self.durationNs(frames: framesSinceAnchor + UInt64(pending.count / channels), rate: rate)
         let chunkNs = Self.durationNs(frames: UInt64(chunkFrames), rate: rate)
         let resyncThresholdNs = max(chunkNs, 30_000_000)
-        if !anchored || (measuredNs > expectedNs ? measuredNs - expectedNs : expectedNs - measuredNs) > resyncThresholdNs {
+        if timeline.observe(measuredNs: measuredNs, pendingFrames: UInt64(pending.count / channels), rateHz: rate,
+                            thresholdNs: resyncThresholdNs) {
             pending.removeAll(keepingCapacity: true)
-            // Never before the end of what was delivered: samples cannot overlap earlier ones.
-            anchorNs = max(measuredNs, deliveredEndNs)
-            framesSinceAnchor = 0
-            anchored = true
         }
 
         let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self),
@@ -361,9 +355,7 @@ private final class CaptureSession: @unchecked Sendable {
             pending.append(contentsOf: samples[index..<(index + take)])
             index += take
             if pending.count == chunkSamples {
-                let ptsNs = anchorNs + Self.durationNs(frames: framesSinceAnchor, rate: rate)
-                framesSinceAnchor += UInt64(chunkFrames)
-                deliveredEndNs = anchorNs + Self.durationNs(frames: framesSinceAnchor, rate: rate)
+                let ptsNs = timeline.deliver(frames: chunkFrames, rateHz: rate)
                 let delivered = PCMChunk(samples: pending, sampleRate: rate, channels: channels, ptsNs: ptsNs)
                 pending.removeAll(keepingCapacity: true)
                 onChunk(delivered)
@@ -408,7 +400,7 @@ private final class CaptureSession: @unchecked Sendable {
         targetNodeID = nil
         destroyStreamLocked()
         pending.removeAll(keepingCapacity: true)
-        anchored = false
+        timeline.reset()
         onEvent(.sourceLost(targetName))
     }
 

@@ -178,7 +178,7 @@ final class Soak {
     private func phase(_ kind: String, count: Int, baseline: (rssKiB: Int, fds: Int),
                        gaps: (() -> [Int])? = nil, _ fault: () throws -> Bool) throws {
         guard count > 0 else { return }
-        let firstMs = lastVideoMs()
+        let firstMs = try lastVideoMs()
         var survived = 0
         for _ in 0..<count {
             if try fault() { survived += 1 }
@@ -195,7 +195,7 @@ final class Soak {
             let grown = now.filter { $0.value > before[$0.key] ?? 0 }.map { "\($0.key) +\($0.value - (before[$0.key] ?? 0))" }
             Terminal.printError("livepush-bench soak: \(kind): descriptors grew: \(grown.sorted().joined(separator: ", "))")
         }
-        let maxGapMs = gaps.map { $0().max() ?? 0 } ?? maxVideoGapMs(after: firstMs)
+        let maxGapMs = try gaps.map { $0().max() ?? 0 } ?? maxVideoGapMs(after: firstMs)
         let rssGrowth = Double(after.rssKiB - baseline.rssKiB) * 100 / Double(max(1, baseline.rssKiB))
         print(String(format: "fault %@ n=%d survived=%d max_gap_ms=%d rss_growth_pct=%.1f fd_growth=%d", kind, count,
                      survived, maxGapMs, rssGrowth, after.fds - baseline.fds))
@@ -293,26 +293,35 @@ final class Soak {
         }
     }
 
-    /// Video packet times (ms) of what nginx recorded so far.
-    private func videoTimesMs() -> [Int] {
+    /// Video packet times (ms) of what nginx recorded so far. A file ffprobe cannot read is an
+    /// error, never an empty list (which would read as "no gap").
+    private func videoTimesMs() throws -> [Int] {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        probe.arguments = ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts", "-of", "csv=p=0",
-                           recordDirectory + "/\(key).flv"]
-        let output = Pipe()
+        let file = recordDirectory + "/\(key).flv"
+        probe.arguments = ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts", "-of", "csv=p=0", file]
+        let output = Pipe(), errors = Pipe()
         probe.standardOutput = output
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return [] }
+        probe.standardError = errors
+        try probe.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let problem = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         probe.waitUntilExit()
-        return text.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let times = text.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard probe.terminationStatus == 0, !times.isEmpty else {
+            throw SoakBenchmark.Failure(description: "ffprobe could not read what nginx recorded (\(file)): \(problem.suffix(500))")
+        }
+        return times
     }
 
-    private func lastVideoMs() -> Int { videoTimesMs().last ?? 0 }
+    private func lastVideoMs() throws -> Int { try videoTimesMs().last ?? 0 }
 
     /// The longest gap between consecutive video timestamps after `startMs`.
-    private func maxVideoGapMs(after startMs: Int) -> Int {
-        let times = videoTimesMs().filter { $0 >= startMs }
+    private func maxVideoGapMs(after startMs: Int) throws -> Int {
+        let times = try videoTimesMs().filter { $0 >= startMs }
+        guard times.count >= 2 else {
+            throw SoakBenchmark.Failure(description: "nginx recorded \(times.count) video packets after \(startMs) ms: nothing to measure")
+        }
         return zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? 0
     }
 

@@ -158,6 +158,7 @@ final class SignalHelper: @unchecked Sendable {
         let path = try record(seconds: 3, sound: sine(440), during: { $0.setMute(true) })
         defer { try? FileManager.default.removeItem(atPath: path) }
         let samples = try AudioAnalysis.decodeMono(path)
+        try #require(samples.count >= 2 * 48000, "\(samples.count) samples decoded from a 3 s recording")
         let loud = AudioAnalysis.rmsDbfs(Array(samples[4800..<24000]))
         let muted = AudioAnalysis.rmsDbfs(Array(samples.suffix(48000)))
         #expect(loud > -20 && muted < -80, "before mute \(loud) dBFS, muted \(muted) dBFS")
@@ -175,6 +176,7 @@ final class SignalHelper: @unchecked Sendable {
         let path = try record(seconds: 3, sound: sine(440), during: { $0.setDesktopAudioVolume(50) })
         defer { try? FileManager.default.removeItem(atPath: path) }
         let samples = try AudioAnalysis.decodeMono(path)
+        try #require(samples.count >= 2 * 48000, "\(samples.count) samples decoded")
         let full = AudioAnalysis.rmsDbfs(Array(samples[9600..<38400]))
         let half = AudioAnalysis.rmsDbfs(Array(samples.suffix(48000)))
         #expect(abs((full - half) - 6.02) < 1, "full \(full) dBFS, half \(half) dBFS")

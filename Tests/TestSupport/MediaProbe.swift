@@ -22,6 +22,34 @@ public enum MediaProbe {
         }, uniquingKeysWith: { $1 })
     }
 
+    /// The video packets the container holds (ffprobe -count_packets: read, not decoded).
+    public static func packetCount(_ path: String) throws -> Int {
+        try countField(path, "-count_packets", "nb_read_packets")
+    }
+
+    /// The video frames ffprobe decodes from the file.
+    public static func decodedFrameCount(_ path: String) throws -> Int {
+        try countField(path, "-count_frames", "nb_read_frames")
+    }
+
+    private static func countField(_ path: String, _ option: String, _ field: String) throws -> Int {
+        let result = try ProcessRunner.run("ffprobe", ["-v", "error", option, "-select_streams", "v:0",
+                                                      "-show_entries", "stream=\(field)", "-of", "csv=p=0", path])
+        let text = result.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
+        guard result.exitCode == 0, let count = Int(text.trimmingCharacters(in: .whitespaces)) else {
+            throw Failed(result: result)
+        }
+        return count
+    }
+
+    /// True for what ffmpeg says about a file that simply stops (the tail a `kill -9` cut off), as
+    /// opposed to damage inside it.
+    public static func isTruncatedTail(_ line: String) -> Bool {
+        ["partial file", "File ended prematurely", "Truncating packet", "truncated", "End of file"].contains {
+            line.localizedCaseInsensitiveContains($0)
+        }
+    }
+
     /// Frame `index` of the first video stream, decoded to RGB24 (width x height x 3 bytes).
     public static func decodedRGB(_ path: String, frame index: Int) throws -> [UInt8] {
         let raw = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("frame")).path + ".rgb"
