@@ -241,6 +241,9 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     /// How long the network must carry less than the minimum bitrate before the poor-network
     /// picture replaces the screen, 1000...60000 ms.
     public var networkPoorAfterMs: Int
+    /// rtmps://: a PEM file of CA certificates trusted besides the system's store (a private
+    /// server's CA). Verification itself cannot be turned off.
+    public var caFile: String?
 
     public static let fpsRange = 1...60
     public static let gopSecondsRange = 1...10
@@ -274,7 +277,8 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         autoBitrate: Bool = true,
         pauseImagePath: String? = nil,
         networkPoorImagePath: String? = nil,
-        networkPoorAfterMs: Int = 5000
+        networkPoorAfterMs: Int = 5000,
+        caFile: String? = nil
     ) {
         self.resolution = resolution
         self.fps = fps
@@ -294,6 +298,7 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         self.pauseImagePath = pauseImagePath
         self.networkPoorImagePath = networkPoorImagePath
         self.networkPoorAfterMs = networkPoorAfterMs
+        self.caFile = caFile
     }
 
     public var videoWidth: Int { resolution.width }
@@ -344,6 +349,10 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         try Self.check(.connectRetryIntervalMs, connectRetryIntervalMs, in: Self.connectRetryIntervalMsRange)
         try Self.check(.connectRetryCount, connectRetryCount, in: Self.connectRetryCountRange)
         try Self.check(.networkPoorAfterMs, networkPoorAfterMs, in: Self.networkPoorAfterMsRange)
+        if let caFile, access(caFile, R_OK) != 0 {
+            throw .unreadableFile(.caFile, path: caFile,
+                                  reason: access(caFile, F_OK) == 0 ? "cannot be read" : "does not exist")
+        }
         return self
     }
 
@@ -395,6 +404,7 @@ extension LivePushConfig {
         case pauseImagePath
         case networkPoorImagePath
         case networkPoorAfterMs
+        case caFile
 
         /// The key in a JSON configuration file: the Swift property name.
         public var jsonKey: String { rawValue }
@@ -420,6 +430,7 @@ extension LivePushConfig {
             case .pauseImagePath: "pause-image"
             case .networkPoorImagePath: "network-poor-image"
             case .networkPoorAfterMs: "network-poor-after"
+            case .caFile: "ca-file"
             }
         }
 
@@ -514,7 +525,8 @@ extension LivePushConfig {
             autoBitrate: try value(Bool.self, .autoBitrate, expected: "true or false") ?? defaults.autoBitrate,
             pauseImagePath: try value(String.self, .pauseImagePath, expected: "a file path"),
             networkPoorImagePath: try value(String.self, .networkPoorImagePath, expected: "a file path"),
-            networkPoorAfterMs: try value(Int.self, .networkPoorAfterMs, expected: number) ?? defaults.networkPoorAfterMs)
+            networkPoorAfterMs: try value(Int.self, .networkPoorAfterMs, expected: number) ?? defaults.networkPoorAfterMs,
+            caFile: try value(String.self, .caFile, expected: "a file path"))
     }
 
     /// Writes every field under its property name; bitrates that are nil are left out.
@@ -538,6 +550,7 @@ extension LivePushConfig {
         try container.encodeIfPresent(pauseImagePath, forKey: .pauseImagePath)
         try container.encodeIfPresent(networkPoorImagePath, forKey: .networkPoorImagePath)
         try container.encode(networkPoorAfterMs, forKey: .networkPoorAfterMs)
+        try container.encodeIfPresent(caFile, forKey: .caFile)
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and
@@ -607,10 +620,13 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
                                preset: ResolutionPreset)
     /// A JSON configuration that cannot be read; the text names the key and what was wrong with it.
     case json(String)
+    /// A file the configuration names (the CA file) that does not exist or cannot be read.
+    case unreadableFile(LivePushConfig.Field, path: String, reason: String)
 
     public var description: String {
         switch self {
-        case .outOfRange(let field, _, _), .notAllowed(let field, _, _), .unknownName(let field, _, _):
+        case .outOfRange(let field, _, _), .notAllowed(let field, _, _), .unknownName(let field, _, _),
+             .unreadableFile(let field, _, _):
             return "\(field.option) \(reason)"
         case .unreadableResolution, .resolutionOutOfRange, .oddResolution:
             return "--resolution \(reason)"
@@ -659,6 +675,8 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
                 + "(--initial-bitrate must be within --min-bitrate...--bitrate)" + Self.tableNote(quality, preset)
         case .json(let message):
             return message
+        case .unreadableFile(_, let path, let reason):
+            return "'\(path)' \(reason)"
         }
     }
 
