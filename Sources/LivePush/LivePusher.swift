@@ -625,7 +625,7 @@ public final class LivePusher: @unchecked Sendable {
         figures.bytesSent = outputs.reduce(0) { $0 + $1.bytesSent }
         figures.sendBitrateKbps = outputs.reduce(0) { $0 + $1.sendRateKbps }
         let srt = outputs.compactMap(\.transport)
-        figures.srtRttMs = srt.map(\.rttMs).max() ?? 0
+        figures.srtRttMs = Int((srt.map(\.rttMs).max() ?? 0).rounded())
         figures.srtPacketsLost = srt.reduce(0) { $0 + $1.packetsLost }
         figures.srtPacketsRetransmitted = srt.reduce(0) { $0 + $1.packetsRetransmitted }
         figures.srtPacketsDropped = srt.reduce(0) { $0 + $1.packetsDropped }

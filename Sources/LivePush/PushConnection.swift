@@ -1,6 +1,7 @@
 import FLV
 import Media
 import RTMP
+import SRT
 
 /// One live connection of a push output to its server: RTMP (over TCP or TLS) or SRT. The
 /// output's sender thread owns it; only `abort` is called from another thread. Failures are
@@ -17,7 +18,7 @@ protocol PushConnection: AnyObject {
     /// its backlog is the output's queue). Added to the queue for congestion and auto bitrate.
     var transportBacklogMs: Int { get }
     /// The protocol's own figures since the previous call (SRT), nil for RTMP.
-    func takeTransportFigures() -> TransportFigures?
+    func takeTransportFigures() -> SRTStatistics?
     /// Ends the stream politely (FCUnpublish; SRT close).
     func finish()
     /// Breaks the connection from another thread.
@@ -26,16 +27,6 @@ protocol PushConnection: AnyObject {
 
 /// Push failures, whatever the protocol: the step, a sentence, and a kind to act on.
 typealias PushError = RTMPError
-
-/// SRT's own figures for one interval (`srt_bstats`).
-public struct TransportFigures: Sendable, Equatable {
-    public var rttMs = 0
-    public var packetsLost = 0
-    public var packetsRetransmitted = 0
-    public var packetsDropped = 0
-    public var sendRateKbps = 0
-    public init() {}
-}
 
 /// The stream's metadata and sequence headers, shared by every connection of one output.
 struct StreamHeaders {
@@ -77,7 +68,7 @@ final class RTMPConnection: PushConnection {
     }
 
     var transportBacklogMs: Int { 0 }
-    func takeTransportFigures() -> TransportFigures? { nil }
+    func takeTransportFigures() -> SRTStatistics? { nil }
     func finish() { publisher.finish() }
     func abort() { publisher.abort() }
 }

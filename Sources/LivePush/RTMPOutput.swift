@@ -3,6 +3,7 @@ import FLV
 import Foundation
 import Media
 import RTMP
+import SRT
 
 /// Push status, as the reference SDK numbers it.
 public enum PushStatus: Int32, Sendable {
@@ -26,7 +27,7 @@ struct RTMPOutputFigures: Sendable {
     var framesDropped = 0
     var isPublishing = false
     /// SRT's own figures (nil for RTMP).
-    var transport: TransportFigures?
+    var transport: SRTStatistics?
 
     /// What the network carried in the interval, kbps.
     var sendRateKbps: Int { intervalMs > 0 ? bytesSent * 8 / intervalMs : 0 }

@@ -57,16 +57,7 @@ final class SRTConnection: PushConnection {
 
     var transportBacklogMs: Int { caller.sendBufferMs }
 
-    func takeTransportFigures() -> TransportFigures? {
-        let srt = caller.takeStatistics()
-        var figures = TransportFigures()
-        figures.rttMs = Int(srt.rttMs.rounded())
-        figures.packetsLost = srt.packetsLost
-        figures.packetsRetransmitted = srt.packetsRetransmitted
-        figures.packetsDropped = srt.packetsDropped
-        figures.sendRateKbps = srt.sendRateKbps
-        return figures
-    }
+    func takeTransportFigures() -> SRTStatistics? { caller.takeStatistics() }
 
     func finish() { caller.abort() }
     func abort() { caller.abort() }
