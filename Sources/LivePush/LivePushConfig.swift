@@ -244,6 +244,9 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     /// rtmps://: a PEM file of CA certificates trusted besides the system's store (a private
     /// server's CA). Verification itself cannot be turned off.
     public var caFile: String?
+    /// A file of push URLs, one a line, readable by its owner only (the CLI reads it; keys stay
+    /// off the command line).
+    public var urlFile: String?
 
     public static let fpsRange = 1...60
     public static let gopSecondsRange = 1...10
@@ -278,7 +281,8 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         pauseImagePath: String? = nil,
         networkPoorImagePath: String? = nil,
         networkPoorAfterMs: Int = 5000,
-        caFile: String? = nil
+        caFile: String? = nil,
+        urlFile: String? = nil
     ) {
         self.resolution = resolution
         self.fps = fps
@@ -299,6 +303,7 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         self.networkPoorImagePath = networkPoorImagePath
         self.networkPoorAfterMs = networkPoorAfterMs
         self.caFile = caFile
+        self.urlFile = urlFile
     }
 
     public var videoWidth: Int { resolution.width }
@@ -405,6 +410,7 @@ extension LivePushConfig {
         case networkPoorImagePath
         case networkPoorAfterMs
         case caFile
+        case urlFile
 
         /// The key in a JSON configuration file: the Swift property name.
         public var jsonKey: String { rawValue }
@@ -431,6 +437,7 @@ extension LivePushConfig {
             case .networkPoorImagePath: "network-poor-image"
             case .networkPoorAfterMs: "network-poor-after"
             case .caFile: "ca-file"
+            case .urlFile: "url-file"
             }
         }
 
@@ -526,7 +533,8 @@ extension LivePushConfig {
             pauseImagePath: try value(String.self, .pauseImagePath, expected: "a file path"),
             networkPoorImagePath: try value(String.self, .networkPoorImagePath, expected: "a file path"),
             networkPoorAfterMs: try value(Int.self, .networkPoorAfterMs, expected: number) ?? defaults.networkPoorAfterMs,
-            caFile: try value(String.self, .caFile, expected: "a file path"))
+            caFile: try value(String.self, .caFile, expected: "a file path"),
+            urlFile: try value(String.self, .urlFile, expected: "a file path"))
     }
 
     /// Writes every field under its property name; bitrates that are nil are left out.
@@ -551,6 +559,7 @@ extension LivePushConfig {
         try container.encodeIfPresent(networkPoorImagePath, forKey: .networkPoorImagePath)
         try container.encode(networkPoorAfterMs, forKey: .networkPoorAfterMs)
         try container.encodeIfPresent(caFile, forKey: .caFile)
+        try container.encodeIfPresent(urlFile, forKey: .urlFile)
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and

@@ -194,7 +194,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         }
         let failedURLs = lock.withLock { failedPushURLs }
         for pushURL in pushURLs {
-            if let url = try? RTMPURL(pushURL) {
+            if let url = try? PushDestination(pushURL) {
                 print(failedURLs.contains(url.description) ? "Push to \(url) failed" : "Pushed to \(url)")
             }
         }

@@ -42,11 +42,14 @@ enum ScreenCommand {
     static func usage(_ command: String) -> String {
         let synopsis = command == "push"
             ? "Usage: livepush push URL [URL...] [--record FILE] [--group NAME] [options]\n\nPushes the screen to RTMP "
-                + "servers (rtmp://host[:port]/app/key; several share one encode) through a capture helper it starts "
-                + "itself, or from any helper on --group NAME; keys are never printed."
+                + "servers (rtmp://host[:port]/app/key, rtmps://host[:port]/app/key over TLS) or SRT listeners "
+                + "(srt://host:port?streamid=...&passphrase=...&latency=MS); several share one encode. It captures "
+                + "through a capture helper it starts itself, or from any helper on --group NAME. Keys, stream ids "
+                + "and passphrases are never printed; to keep them off the command line too, put the URLs in a "
+                + "private file (--url-file FILE) or in $LIVEPUSH_URL (several separated by spaces)."
             : command == "screen"
-            ? "Usage: livepush screen [URL...] [OUTPUT] [options]\n\nRecords the screen and pushes it to every RTMP URL "
-                + "given, through a capture helper it starts itself (livepush-capture, on a private group).\n"
+            ? "Usage: livepush screen [URL...] [OUTPUT] [options]\n\nRecords the screen and pushes it to every URL "
+                + "given (rtmp://, rtmps://, srt://; also --url-file FILE and $LIVEPUSH_URL), through a capture helper it starts itself (livepush-capture, on a private group).\n"
                 + "With no argument it records to ./livepush-YYYYMMDD-HHMMSS.mp4; .mp4 is written fragmented "
                 + "(a crash leaves a playable file), .mkv and .flv also work."
             : "Usage: livepush record --group NAME OUTPUT [URL...] [options]\n\nRecords what any capture helper sends on "
@@ -70,6 +73,7 @@ enum ScreenCommand {
             + (command == "push" ? [recordOption, groupOption] : [])
         let parsed: ParsedArguments
         let config: LivePushConfig
+        var pushURLs: [String] = []
         do {
             parsed = try ArgumentParser.parse(arguments, options: specs)
             if parsed.has("help") {
@@ -80,10 +84,15 @@ enum ScreenCommand {
             let files = parsed.positionals.filter { !isURL($0) }
             if command == "push", let file = files.first {
                 throw ArgumentError.invalidValue(option: "URL", value: file,
-                                                 reason: "push takes rtmp:// URLs; record to a file with --record FILE")
+                                                 reason: "push takes rtmp://, rtmps:// or srt:// URLs; record to a file with --record FILE")
             }
             if files.count > 1 { throw ArgumentError.unexpectedArgument(files[1]) }
-            if command == "push" && parsed.positionals.isEmpty { throw ArgumentError.missingArgument("URL") }
+            pushURLs = parsed.positionals.filter(isURL)
+            if let path = config.urlFile { pushURLs += try PushURLSources.fromFile(path) }
+            pushURLs += PushURLSources.fromEnvironment()
+            if command == "push" && pushURLs.isEmpty {
+                throw ArgumentError.missingArgument("URL (or --url-file FILE, or $\(PushURLSources.environmentVariable))")
+            }
             if command == "record" {
                 guard parsed.value("group") != nil else { throw ArgumentError.missingArgument("--group NAME") }
                 guard !files.isEmpty else { throw ArgumentError.missingArgument("OUTPUT") }
@@ -95,7 +104,6 @@ enum ScreenCommand {
             Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
-        let pushURLs = parsed.positionals.filter(isURL)
         let file = parsed.positionals.first { !isURL($0) }
         let output = command == "push" ? parsed.value("record") : (file ?? (pushURLs.isEmpty ? defaultOutputPath() : nil))
         let group = parsed.value("group") ?? "screen-\(getpid())"
