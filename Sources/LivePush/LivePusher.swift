@@ -637,7 +637,7 @@ public final class LivePusher: @unchecked Sendable {
         let audioKbps = audioPipeline == nil ? 0 : config.audioBitrateKbps
         let decision = bitrateController.update(
             destinations: outputs.filter(\.isPublishing).map {
-                .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps)
+                .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps, lossPercent: $0.transport?.lossPercent ?? 0)
             }, audioKbps: audioKbps)
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
         updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)

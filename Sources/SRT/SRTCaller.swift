@@ -29,7 +29,11 @@ public struct SRTStatistics: Sendable, Equatable {
     public var packetsLost = 0
     public var packetsRetransmitted = 0
     public var packetsDropped = 0
+    /// Data packets sent, retransmissions included.
+    public var packetsSent = 0
     public var sendRateKbps = 0
+    /// Packets reported lost, in percent of the packets sent (0 when nothing was sent).
+    public var lossPercent: Int { packetsSent > 0 ? packetsLost * 100 / packetsSent : 0 }
     /// Unacknowledged media in the send buffer, in ms and packets (the backlog).
     public var sendBufferMs = 0
     public var sendBufferPackets = 0
@@ -145,6 +149,7 @@ public final class SRTCaller {
         figures.packetsLost = Int(perf.pktSndLoss)
         figures.packetsRetransmitted = Int(perf.pktRetrans)
         figures.packetsDropped = Int(perf.pktSndDrop)
+        figures.packetsSent = Int(perf.pktSent)
         figures.sendRateKbps = Int((perf.mbpsSendRate * 1000).rounded())
         figures.sendBufferMs = Int(perf.msSndBuf)
         figures.sendBufferPackets = Int(perf.pktSndBuf)
