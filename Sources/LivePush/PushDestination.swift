@@ -71,5 +71,6 @@ public enum PushDestination: Equatable, Sendable, CustomStringConvertible {
 /// A push URL that cannot be used; `reason` says why and how to write one.
 public struct PushURLError: Error, Equatable, CustomStringConvertible {
     public let reason: String
+    public init(reason: String) { self.reason = reason }
     public var description: String { reason }
 }
