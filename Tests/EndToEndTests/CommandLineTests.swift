@@ -24,7 +24,7 @@ import TestSupport
             Commands:
               screen          Record the screen to a file (starts its own capture helper).
               record          Record what a capture helper sends on a group.
-              push            Push the screen to an RTMP server (and optionally record it).
+              push            Push the screen to RTMP, RTMPS or SRT servers (and optionally record it).
               doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
               check-helper    Run a capture helper and check it against the Capture Link specification.
               devices         List the audio sources (microphones) and sink monitors PipeWire offers.
