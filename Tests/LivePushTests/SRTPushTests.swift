@@ -97,6 +97,28 @@ struct SRTPushTests {
                 "\(observer.all)")
     }
 
+    @Test func aListenerThatDiesAndComesBackIsReconnectedTo() throws {
+        let first = try SRTListener()
+        let observer = Recorder()
+        let (pusher, helper) = try network.startPusher(network.config(), observer: observer)
+        #expect(pusher.startPush(url: first.callerURL("latency=120")) == 0)
+        #expect(waitUntil(timeoutSeconds: 10) { observer.all.contains("push(2)") }, "\(observer.all)")
+        first.kill()
+        // SRT hears nothing from a dead peer: the connection breaks after its 5 s idle timeout.
+        #expect(waitUntil(timeoutSeconds: 15) { observer.all.contains("push(3)") }, "\(observer.all)")
+        let second = try SRTListener(port: first.port)
+        let resumed = waitUntil(timeoutSeconds: 20) { observer.all.filter { $0.hasPrefix("push(") }.suffix(1) == ["push(2)"] }
+        let frames = { Int((try? MediaProbe.videoStream(second.outputPath))?["nb_read_frames"] ?? "") ?? 0 }
+        let grew = waitUntil(timeoutSeconds: 10, intervalSeconds: 0.5) { frames() >= 30 }
+        pusher.stopPush()
+        helper.stop()
+        pusher.destroy()
+        _ = second.finish()
+        #expect(resumed && grew, "\(observer.all); the second listener kept \(frames()) frames")
+        #expect(observer.all.contains("warning(\(LivePushWarningCode.pushReconnecting))"), "\(observer.all)")
+        #expect(!observer.all.contains { $0.hasPrefix("error(") }, "\(observer.all)")
+    }
+
     @Test func fivePercentLossIsRetransmittedAndTheReceiverDecodesWithoutErrors() throws {
         let listener = try SRTListener()
         let proxy = try UDPProxy(targetPort: listener.port, dropPercent: 5)

@@ -68,6 +68,26 @@ struct RTMPSPushTests {
                 "\(observer.all)")
     }
 
+    @Test(.timeLimit(.minutes(1))) func aThrottledTLSUplinkLowersTheBitrate() throws {
+        let rtmpsPort = UInt16(try TestEnvironment.value("LIVEPUSH_TEST_RTMPS_PORT", of: .rtmps)) ?? 0
+        let proxy = try ThrottlingProxy(targetPort: rtmpsPort, rateKbps: 500)
+        defer { proxy.close() }
+        let observer = Recorder()
+        var config = network.config()
+        config.caFile = try TestEnvironment.testCAFile()
+        let (pusher, helper) = try network.startPusher(config, observer: observer)
+        #expect(pusher.startPush(url: "rtmps://127.0.0.1:\(proxy.port)/live/\(UniqueName.make("slowtls"))") == 0)
+        let lowered = waitUntil(timeoutSeconds: 15) {
+            observer.figures.contains { $0.encoderBitrateKbps > 0 && $0.encoderBitrateKbps < 1000 }
+        }
+        pusher.stopPush()
+        helper.stop()
+        pusher.destroy()
+        #expect(lowered, "\(observer.figures.map { ($0.encoderBitrateKbps, $0.queueMs, $0.sendBitrateKbps) })")
+        #expect(observer.all.contains("warning(\(LivePushWarningCode.networkBusy))"), "\(observer.all)")
+        #expect(!observer.all.contains { $0.hasPrefix("error(") }, "\(observer.all)")
+    }
+
     @Test(.timeLimit(.minutes(2))) func aRestartedTLSFrontIsSurvivedAndTheStreamResumesOverTLS() throws {
         let front = try PrivateTLSFront()
         let observer = Recorder()

@@ -39,15 +39,15 @@ public final class SRTListener: @unchecked Sendable {
     private let command: RunningCommand
 
     /// Starts ffmpeg listening (with `passphrase` when given) and waits until its UDP port is bound.
-    public init(passphrase: String? = nil, latencyMs: Int = 120) throws {
-        port = try freeUDPPort()
+    public init(passphrase: String? = nil, latencyMs: Int = 120, port: UInt16? = nil) throws {
+        self.port = try port ?? freeUDPPort()
         outputPath = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("srt")).path + ".ts"
-        var url = "srt://127.0.0.1:\(port)?mode=listener&latency=\(latencyMs * 1000)"
+        var url = "srt://127.0.0.1:\(self.port)?mode=listener&latency=\(latencyMs * 1000)"
         if let passphrase { url += "&passphrase=\(passphrase)" }
         command = try ProcessRunner.start("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", url, "-c", "copy",
                                                      "-f", "mpegts", outputPath])
         let deadline = Date().addingTimeInterval(10)
-        while !udpPortIsBound(port) {
+        while !udpPortIsBound(self.port) {
             guard command.isRunning, Date() < deadline else { throw MediaProbe.Failed(result: command.finish()) }
             Thread.sleep(forTimeInterval: 0.02)
         }
@@ -56,6 +56,12 @@ public final class SRTListener: @unchecked Sendable {
     /// The URL a caller uses, with `query` (e.g. `streamid=...&passphrase=...`).
     public func callerURL(_ query: String = "") -> String {
         "srt://127.0.0.1:\(port)" + (query.isEmpty ? "" : "?" + query)
+    }
+
+    /// Kills ffmpeg at once (SIGKILL), as a crashed server goes: the caller hears nothing more.
+    public func kill() {
+        Glibc.kill(command.processIdentifier, SIGKILL)
+        _ = command.finish()
     }
 
     /// Waits (at most `timeoutSeconds`) for ffmpeg to end after the caller left; SIGINT after that.
