@@ -83,7 +83,9 @@ enum ScreenCommand {
             config = try ConfigOptions.config(from: parsed)
             let files = parsed.positionals.filter { !isURL($0) }
             if command == "push", let file = files.first {
-                throw ArgumentError.invalidValue(option: "URL", value: file,
+                // A mistyped URL ("rtmp:/host/app/KEY") may hold a key: show only what comes before its path.
+                let shown = file.contains(":") ? String(file.prefix { $0 != "/" }) + "/..." : file
+                throw ArgumentError.invalidValue(option: "URL", value: shown,
                                                  reason: "push takes rtmp://, rtmps:// or srt:// URLs; record to a file with --record FILE")
             }
             if files.count > 1 { throw ArgumentError.unexpectedArgument(files[1]) }

@@ -94,6 +94,14 @@ extension SharedScreen {
             try expectStream(try TestEnvironment.recordedFile(key: key).path, frames: 95...125)
         }
 
+        @Test(.timeLimit(.minutes(1))) func aMistypedURLIsRefusedWithoutShowingItsKey() throws {
+            let key = UniqueName.make("typo")
+            let result = try ProcessRunner.run(livepush, ["push", "rtmp:/127.0.0.1/live/\(key)", "--quiet"])
+            #expect(result.exitCode == 2, "\(result)")
+            #expect(result.standardError.contains("rtmp:/..."), "\(result)")
+            #expect(!result.standardError.contains(key) && !result.standardOutput.contains(key), "\(result)")
+        }
+
         @Test(.timeLimit(.minutes(1))) func aURLFileOthersCanReadIsRefusedWithoutShowingIt() throws {
             let key = UniqueName.make("leaky")
             let file = try privateFile([try TestEnvironment.recordURL(key: key)], mode: 0o644)
