@@ -51,7 +51,7 @@ private let srtStarted: Bool = {
 public final class SRTCaller {
     public let url: SRTURL
     private let socket: SRTSOCKET
-    private let lock = NSLockLite()
+    private let lock = CallerLock()
     private var closed = false
 
     /// Connects within `timeoutMs`; `sendBufferBytes` sizes libsrt's send buffer.
@@ -178,7 +178,7 @@ public final class SRTCaller {
 }
 
 /// A pthread mutex, so this module needs no Foundation.
-private final class NSLockLite: @unchecked Sendable {
+private final class CallerLock: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     init() { pthread_mutex_init(&mutex, nil) }
     deinit { pthread_mutex_destroy(&mutex) }
