@@ -185,7 +185,7 @@ public final class RTMPPublisher {
             if code.hasPrefix("NetStream.Publish.") || info["level"]?.stringValue == "error" {
                 let reason = code == "NetStream.Publish.BadName"
                     ? "the server refused the stream key (\(code)): a stream is already being published with it"
-                    : "the server refused to publish (\(code)): \(info["description"]?.stringValue ?? "")"
+                    : "the server refused to publish (\(code)): \(serverText(info["description"]?.stringValue ?? ""))"
                 throw RTMPError(step: .publish, detail: reason)
             }
         }
@@ -233,9 +233,15 @@ public final class RTMPPublisher {
                  chunkStream: 3, step: step)
     }
 
+    /// Text from the server, which may quote the stream name: the key never leaves in an error.
+    private func serverText(_ text: String) -> String {
+        let key = url.streamKey.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url.streamKey
+        return key.isEmpty ? text : text.replacing(key, with: "****")
+    }
+
     private func describe(_ values: [AMF0Value]) -> String {
         if let info = values.last, let code = info["code"]?.stringValue {
-            return "\(code) \(info["description"]?.stringValue ?? "")"
+            return "\(code) \(serverText(info["description"]?.stringValue ?? ""))"
         }
         return "\(values.count) values"
     }

@@ -356,7 +356,7 @@ import Testing
 }
 
 /// The RTMPS and key-file settings (issue 13).
-@Suite(.timeLimit(.minutes(1))) struct SecureSettingsConfigTests {
+@Suite(.timeLimit(.minutes(10))) struct SecureSettingsConfigTests {
     @Test func caFileAndURLFileAreReadFromJSON() throws {
         let config = try LivePushConfig.decodeJSON(Data(#"{"caFile": "/etc/ssl/certs/ca-certificates.crt", "urlFile": "/run/keys"}"#.utf8))
         #expect(config.caFile == "/etc/ssl/certs/ca-certificates.crt" && config.urlFile == "/run/keys")

@@ -27,7 +27,7 @@ struct RTMPSPushTests {
         return observer
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: [
+    @Test(.timeLimit(.minutes(10)), arguments: [
         (TestEnvironment.TLSFront.good, false, LivePushErrorCode.pushCertificateUntrusted),
         (TestEnvironment.TLSFront.untrusted, true, LivePushErrorCode.pushCertificateUntrusted),
         (TestEnvironment.TLSFront.wrongName, true, LivePushErrorCode.pushCertificateNameMismatch),
@@ -43,7 +43,7 @@ struct RTMPSPushTests {
         #expect(observer.text.contains("rtmps://127.0.0.1:"), "\(observer.text)")
     }
 
-    @Test(.timeLimit(.minutes(1))) func plainRTMPBehindRTMPSIsNotTLSAndNotRetried() throws {
+    @Test(.timeLimit(.minutes(10))) func plainRTMPBehindRTMPSIsNotTLSAndNotRetried() throws {
         let plain = try TestEnvironment.value("LIVEPUSH_TEST_RTMP_URL", of: .rtmp)
         let observer = try pushUntilItGivesUp(plain.replacingOccurrences(of: "rtmp://", with: "rtmps://") + "/live/k",
                                               caFile: try TestEnvironment.testCAFile())
@@ -51,7 +51,7 @@ struct RTMPSPushTests {
         #expect(observer.text.contains("plain RTMP server (use rtmp:// and its port)"), "\(observer.text)")
     }
 
-    @Test(.timeLimit(.minutes(1))) func aFailedHandshakeIsRetriedThenGivenUp() throws {
+    @Test(.timeLimit(.minutes(10))) func aFailedHandshakeIsRetriedThenGivenUp() throws {
         let observer = try pushUntilItGivesUp(try TestEnvironment.rtmpsURL(.oldTLS, key: "k"),
                                               caFile: try TestEnvironment.testCAFile(), retryCount: 1)
         #expect(observer.all.filter { !$0.hasPrefix("push(") }
@@ -59,7 +59,7 @@ struct RTMPSPushTests {
                 "\(observer.all)")
     }
 
-    @Test(.timeLimit(.minutes(1))) func aCAFileThatIsNotPEMIsRefused() throws {
+    @Test(.timeLimit(.minutes(10))) func aCAFileThatIsNotPEMIsRefused() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ca")).path
         try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -68,7 +68,7 @@ struct RTMPSPushTests {
                 "\(observer.all)")
     }
 
-    @Test(.timeLimit(.minutes(1))) func aThrottledTLSUplinkLowersTheBitrate() throws {
+    @Test(.timeLimit(.minutes(10))) func aThrottledTLSUplinkLowersTheBitrate() throws {
         let rtmpsPort = UInt16(try TestEnvironment.value("LIVEPUSH_TEST_RTMPS_PORT", of: .rtmps)) ?? 0
         let proxy = try ThrottlingProxy(targetPort: rtmpsPort, rateKbps: 500)
         defer { proxy.close() }
@@ -88,7 +88,7 @@ struct RTMPSPushTests {
         #expect(!observer.all.contains { $0.hasPrefix("error(") }, "\(observer.all)")
     }
 
-    @Test(.timeLimit(.minutes(2))) func aRestartedTLSFrontIsSurvivedAndTheStreamResumesOverTLS() throws {
+    @Test(.timeLimit(.minutes(10))) func aRestartedTLSFrontIsSurvivedAndTheStreamResumesOverTLS() throws {
         let front = try PrivateTLSFront()
         let observer = Recorder()
         var config = network.config()

@@ -20,7 +20,7 @@ import TestSupport
         #expect(!"\(url)".contains("secret"))
     }
 
-    @Test(.timeLimit(.minutes(1))) func rtmpsIsTLSOnPort443ByDefault() throws {
+    @Test(.timeLimit(.minutes(10))) func rtmpsIsTLSOnPort443ByDefault() throws {
         let url = try RTMPURL("rtmps://ingest.example.invalid/app/secret-key")
         #expect(url.isSecure && url.port == 443)
         #expect(url.tcURL == "rtmps://ingest.example.invalid:443/app")
