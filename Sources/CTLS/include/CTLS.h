@@ -3,8 +3,9 @@
 // Why this shim exists: OpenSSL's API is macros (SSL_set_tlsext_host_name, ERR_GET_REASON) and
 // pointers to opaque structs that Swift should not hold; this file is the only place that sees
 // them. Swift (module Transport) gets an opaque session, plain ints and a message to read.
-// OpenSSL rather than GnuTLS: Debian's libssl-dev is already on every build machine (ffmpeg,
-// nginx use it), and X509_VERIFY_PARAM gives the host-name and IP checks in two calls.
+// OpenSSL rather than GnuTLS: the test TLS front (Debian's nginx) and the `openssl` tool that
+// makes the test certificates are the same library, and X509_VERIFY_PARAM gives the host-name
+// and IP checks in two calls (docs/architecture.md says more).
 //
 // Every symbol carries the CTLS_ prefix.
 #ifndef LIVEPUSH_CTLS_H
