@@ -48,7 +48,10 @@ public final class SRTListener: @unchecked Sendable {
                                                      "-f", "mpegts", outputPath])
         let deadline = Date().addingTimeInterval(10)
         while !udpPortIsBound(self.port) {
-            guard command.isRunning, Date() < deadline else { throw MediaProbe.Failed(result: command.finish()) }
+            guard command.isRunning, Date() < deadline else {
+                if command.isRunning { Glibc.kill(command.processIdentifier, SIGKILL) }
+                throw MediaProbe.Failed(result: command.finish())
+            }
             Thread.sleep(forTimeInterval: 0.02)
         }
     }
@@ -68,12 +71,18 @@ public final class SRTListener: @unchecked Sendable {
     public func finish(timeoutSeconds: Double = 15) -> CommandResult {
         let deadline = Date().addingTimeInterval(timeoutSeconds)
         while command.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if command.isRunning { command.interrupt() }
-        return command.finish(timedOut: Date() >= deadline)
+        let timedOut = command.isRunning
+        if timedOut { Glibc.kill(command.processIdentifier, SIGKILL) }
+        return command.finish(timedOut: timedOut)
     }
 
     deinit {
-        if command.isRunning { command.interrupt() }
+        // A listener no caller ever reached (a refused passphrase) ignores SIGINT in its accept:
+        // SIGKILL, and reap it.
+        if command.isRunning {
+            Glibc.kill(command.processIdentifier, SIGKILL)
+            _ = command.finish()
+        }
         try? FileManager.default.removeItem(atPath: outputPath)
     }
 }
