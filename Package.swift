@@ -34,24 +34,38 @@ let package = Package(
             name: "CDBus", pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]),
 
+        // SRT output (issue 13): libsrt, the GnuTLS flavour (ffmpeg's libavformat links it already).
+        .systemLibrary(
+            name: "CSRT", pkgConfig: "srt",
+            providers: [.apt(["libsrt-gnutls-dev"])]),
+
         // MARK: Linux calls that Swift's Glibc module does not expose.
 
         .target(
             name: "CLinuxShim",
             cSettings: [.define("_GNU_SOURCE")]),
+        // RTMPS: a TLS client over a socket with OpenSSL's libssl (issue 13); OpenSSL's types stay in
+        // its shim.c, Swift sees an opaque session.
+        .target(
+            name: "CTLS",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
 
         // MARK: Swift modules, one job each.
 
         .target(name: "CommandLineSupport"),
         .target(name: "CaptureLink", dependencies: ["CLinuxShim"]),
         .target(name: "FLV"),
-        .target(name: "RTMP", dependencies: ["FLV"]),
+        // Byte-stream transports under the RTMP client: TCP and TLS (issue 13).
+        .target(name: "Transport", dependencies: ["CTLS"]),
+        .target(name: "RTMP", dependencies: ["FLV", "Transport"]),
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
+        // SRT caller connections and their statistics (issue 13).
+        .target(name: "SRT", dependencies: ["CSRT"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
         // PipeWire screen capture: a video pw_stream, the ScreenCast portal (issue 9).
         .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus"]),
-        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "AudioCapture"]),
+        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "SRT", "AudioCapture"]),
 
         // MARK: Executables.
 

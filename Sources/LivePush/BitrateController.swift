@@ -16,10 +16,26 @@ struct BitrateController {
     /// Every queue shorter than this (ms) for `calmSecondsBeforeStepUp` calls: room to grow.
     static let calmQueueMs = 200
     static let calmSecondsBeforeStepUp = 3
+    /// SRT: more packets lost than this (percent of those sent) means the path is too slow. SRT
+    /// keeps its send buffer near latency + RTT (the receiver acknowledges what it gave up on),
+    /// so on a slow path loss grows where a TCP queue would.
+    static let congestedLossPercent = 10
+    /// SRT: less loss than this counts as calm.
+    static let calmLossPercent = 2
 
     struct Destination {
         var queuedMs: Int
         var sendRateKbps: Int
+        /// Packets lost in percent of those sent (SRT; 0 for RTMP, where TCP hides loss).
+        var lossPercent = 0
+
+        /// What reached the receiver: all that was sent over TCP; SRT's send rate less its losses.
+        var carriedKbps: Int { sendRateKbps * (100 - min(100, lossPercent)) / 100 }
+
+        var isCongested: Bool {
+            queuedMs > BitrateController.congestedQueueMs || lossPercent > BitrateController.congestedLossPercent
+        }
+        var isCalm: Bool { queuedMs < BitrateController.calmQueueMs && lossPercent < BitrateController.calmLossPercent }
     }
 
     init(targetKbps: Int, minKbps: Int, currentKbps: Int, enabled: Bool) {
@@ -32,19 +48,19 @@ struct BitrateController {
     /// The new encoder bitrate, or nil to keep it.
     mutating func update(destinations: [Destination], audioKbps: Int) -> Int? {
         guard enabled else { return nil }
-        let congested = destinations.filter { $0.queuedMs > Self.congestedQueueMs }
+        let congested = destinations.filter(\.isCongested)
         if !congested.isEmpty {
             calmSeconds = 0
             // What the slowest congested destination carried, less audio and a fifth so the
             // queue drains; at most a halving per second (one bad measurement cannot sink it),
             // never under the minimum. At or under that already: hold while the queue drains.
-            let carriedKbps = congested.map(\.sendRateKbps).min() ?? 0
+            let carriedKbps = congested.map(\.carriedKbps).min() ?? 0
             let fitKbps = (carriedKbps - audioKbps) * 8 / 10
             guard currentKbps > fitKbps else { return nil }
             let next = max(minKbps, currentKbps / 2, fitKbps)
             return change(to: next)
         }
-        if destinations.allSatisfy({ $0.queuedMs < Self.calmQueueMs }) {
+        if destinations.allSatisfy(\.isCalm) {
             calmSeconds += 1
             if calmSeconds >= Self.calmSecondsBeforeStepUp && currentKbps < targetKbps {
                 calmSeconds = 0

@@ -241,6 +241,12 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     /// How long the network must carry less than the minimum bitrate before the poor-network
     /// picture replaces the screen, 1000...60000 ms.
     public var networkPoorAfterMs: Int
+    /// rtmps://: a PEM file of CA certificates trusted besides the system's store (a private
+    /// server's CA). Verification itself cannot be turned off.
+    public var caFile: String?
+    /// A file of push URLs, one a line, readable by its owner only (the CLI reads it; keys stay
+    /// off the command line).
+    public var urlFile: String?
 
     public static let fpsRange = 1...60
     public static let gopSecondsRange = 1...10
@@ -274,7 +280,9 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         autoBitrate: Bool = true,
         pauseImagePath: String? = nil,
         networkPoorImagePath: String? = nil,
-        networkPoorAfterMs: Int = 5000
+        networkPoorAfterMs: Int = 5000,
+        caFile: String? = nil,
+        urlFile: String? = nil
     ) {
         self.resolution = resolution
         self.fps = fps
@@ -294,6 +302,8 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         self.pauseImagePath = pauseImagePath
         self.networkPoorImagePath = networkPoorImagePath
         self.networkPoorAfterMs = networkPoorAfterMs
+        self.caFile = caFile
+        self.urlFile = urlFile
     }
 
     public var videoWidth: Int { resolution.width }
@@ -344,6 +354,10 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         try Self.check(.connectRetryIntervalMs, connectRetryIntervalMs, in: Self.connectRetryIntervalMsRange)
         try Self.check(.connectRetryCount, connectRetryCount, in: Self.connectRetryCountRange)
         try Self.check(.networkPoorAfterMs, networkPoorAfterMs, in: Self.networkPoorAfterMsRange)
+        if let caFile, access(caFile, R_OK) != 0 {
+            throw .unreadableFile(.caFile, path: caFile,
+                                  reason: access(caFile, F_OK) == 0 ? "cannot be read" : "does not exist")
+        }
         return self
     }
 
@@ -369,73 +383,6 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
 
     private static func check(_ field: Field, _ value: Int, in allowed: [Int]) throws(LivePushConfigError) {
         if !allowed.contains(value) { throw .notAllowed(field, value: value, allowed: allowed) }
-    }
-}
-
-// MARK: - Fields
-
-extension LivePushConfig {
-    /// One field of the configuration: its JSON key (the property name), its command-line option and its unit.
-    public enum Field: String, CaseIterable, Sendable, CodingKey {
-        case resolution
-        case fps
-        case gopSeconds
-        case qualityMode
-        case targetVideoBitrateKbps
-        case minVideoBitrateKbps
-        case initialVideoBitrateKbps
-        case encoder
-        case audioSampleRateHz
-        case audioChannels
-        case audioBitrateKbps
-        case scaleMode
-        case connectRetryIntervalMs
-        case connectRetryCount
-        case autoBitrate
-        case pauseImagePath
-        case networkPoorImagePath
-        case networkPoorAfterMs
-
-        /// The key in a JSON configuration file: the Swift property name.
-        public var jsonKey: String { rawValue }
-
-        /// The long option without its dashes: `"fps"`, `"min-bitrate"`, `"no-auto-bitrate"`.
-        public var optionName: String {
-            switch self {
-            case .resolution: "resolution"
-            case .fps: "fps"
-            case .gopSeconds: "gop"
-            case .qualityMode: "quality"
-            case .targetVideoBitrateKbps: "bitrate"
-            case .minVideoBitrateKbps: "min-bitrate"
-            case .initialVideoBitrateKbps: "initial-bitrate"
-            case .encoder: "encoder"
-            case .audioSampleRateHz: "audio-rate"
-            case .audioChannels: "audio-channels"
-            case .audioBitrateKbps: "audio-bitrate"
-            case .scaleMode: "scale"
-            case .connectRetryIntervalMs: "retry-interval"
-            case .connectRetryCount: "retry-count"
-            case .autoBitrate: "no-auto-bitrate"
-            case .pauseImagePath: "pause-image"
-            case .networkPoorImagePath: "network-poor-image"
-            case .networkPoorAfterMs: "network-poor-after"
-            }
-        }
-
-        /// The option as a person types it: `"--fps"`.
-        public var option: String { "--" + optionName }
-
-        /// The unit of a numeric field (`"kbps"`, `"Hz"`, `"ms"`, `"s"`), nil for counts and non-numbers.
-        public var unit: String? {
-            switch self {
-            case .gopSeconds: "s"
-            case .targetVideoBitrateKbps, .minVideoBitrateKbps, .initialVideoBitrateKbps, .audioBitrateKbps: "kbps"
-            case .audioSampleRateHz: "Hz"
-            case .connectRetryIntervalMs, .networkPoorAfterMs: "ms"
-            default: nil
-            }
-        }
     }
 }
 
@@ -514,7 +461,9 @@ extension LivePushConfig {
             autoBitrate: try value(Bool.self, .autoBitrate, expected: "true or false") ?? defaults.autoBitrate,
             pauseImagePath: try value(String.self, .pauseImagePath, expected: "a file path"),
             networkPoorImagePath: try value(String.self, .networkPoorImagePath, expected: "a file path"),
-            networkPoorAfterMs: try value(Int.self, .networkPoorAfterMs, expected: number) ?? defaults.networkPoorAfterMs)
+            networkPoorAfterMs: try value(Int.self, .networkPoorAfterMs, expected: number) ?? defaults.networkPoorAfterMs,
+            caFile: try value(String.self, .caFile, expected: "a file path"),
+            urlFile: try value(String.self, .urlFile, expected: "a file path"))
     }
 
     /// Writes every field under its property name; bitrates that are nil are left out.
@@ -538,6 +487,8 @@ extension LivePushConfig {
         try container.encodeIfPresent(pauseImagePath, forKey: .pauseImagePath)
         try container.encodeIfPresent(networkPoorImagePath, forKey: .networkPoorImagePath)
         try container.encode(networkPoorAfterMs, forKey: .networkPoorAfterMs)
+        try container.encodeIfPresent(caFile, forKey: .caFile)
+        try container.encodeIfPresent(urlFile, forKey: .urlFile)
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and
@@ -578,102 +529,4 @@ extension LivePushConfig {
         init(stringValue: String) { self.stringValue = stringValue }
         init?(intValue: Int) { nil }
     }
-}
-
-// MARK: - Errors
-
-/// A configuration that cannot be used. The description names the field as its command-line option spells
-/// it, the value, and what is allowed: `--fps 0 is outside 1...60`.
-public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
-    /// A number outside its range.
-    case outOfRange(LivePushConfig.Field, value: Int, allowed: ClosedRange<Int>)
-    /// A number that is not one of the few values allowed (audio rate, channels).
-    case notAllowed(LivePushConfig.Field, value: Int, allowed: [Int])
-    /// A name that is not one of those allowed (quality mode, encoder, scale mode).
-    case unknownName(LivePushConfig.Field, value: String, allowed: [String])
-    /// Resolution text that is neither a preset nor `WIDTHxHEIGHT`.
-    case unreadableResolution(String)
-    /// An exact size outside 160...7680 wide or 90...4320 high.
-    case resolutionOutOfRange(width: Int, height: Int)
-    /// An exact size with an odd side.
-    case oddResolution(width: Int, height: Int)
-    /// Custom quality without all three bitrates; carries the fields that are missing.
-    case customBitratesMissing([LivePushConfig.Field])
-    /// The min bitrate above the target. `quality` and `preset` say which table row filled the bitrates
-    /// that were not given.
-    case minBitrateAboveTarget(minKbps: Int, targetKbps: Int, quality: QualityMode, preset: ResolutionPreset)
-    /// The initial bitrate below the min or above the target.
-    case initialBitrateOutside(initialKbps: Int, minKbps: Int, targetKbps: Int, quality: QualityMode,
-                               preset: ResolutionPreset)
-    /// A JSON configuration that cannot be read; the text names the key and what was wrong with it.
-    case json(String)
-
-    public var description: String {
-        switch self {
-        case .outOfRange(let field, _, _), .notAllowed(let field, _, _), .unknownName(let field, _, _):
-            return "\(field.option) \(reason)"
-        case .unreadableResolution, .resolutionOutOfRange, .oddResolution:
-            return "--resolution \(reason)"
-        case .customBitratesMissing, .minBitrateAboveTarget, .initialBitrateOutside, .json:
-            return reason
-        }
-    }
-
-    /// What is wrong, without the option in front: `0 is outside 1...60`. JSON errors put the key in front.
-    var reason: String {
-        switch self {
-        case .outOfRange(let field, let value, let allowed):
-            let unit = field.unit.map { " \($0)" } ?? ""
-            return "\(value)\(unit) is outside \(allowed.lowerBound)...\(allowed.upperBound)\(unit)"
-        case .notAllowed(let field, let value, let allowed):
-            let unit = field.unit.map { " \($0)" } ?? ""
-            return "\(value)\(unit) is not \(Self.either(allowed.map(String.init)))\(unit)"
-        case .unknownName(_, let value, let allowed):
-            return "'\(value)' is not \(Self.either(allowed))"
-        case .unreadableResolution(let text):
-            let presets = ResolutionPreset.allCases.map(\.rawValue).joined(separator: ", ")
-            return "'\(text)' is neither a preset (\(presets)) nor WIDTHxHEIGHT such as 1280x720"
-        case .resolutionOutOfRange(let width, let height):
-            var problems: [String] = []
-            if !VideoResolution.widthRange.contains(width) {
-                problems.append("width \(width) is outside \(Self.text(VideoResolution.widthRange))")
-            }
-            if !VideoResolution.heightRange.contains(height) {
-                problems.append("height \(height) is outside \(Self.text(VideoResolution.heightRange))")
-            }
-            return "\(width)x\(height): " + problems.joined(separator: " and ")
-        case .oddResolution(let width, let height):
-            let odd = [width % 2 != 0 ? "width \(width)" : nil, height % 2 != 0 ? "height \(height)" : nil]
-                .compactMap { $0 }
-            return "\(width)x\(height): \(odd.joined(separator: " and ")) \(odd.count == 1 ? "is" : "are") odd; "
-                + "width and height must be even"
-        case .customBitratesMissing(let missing):
-            return "custom quality needs --bitrate, --min-bitrate and --initial-bitrate; missing: "
-                + missing.map(\.option).joined(separator: ", ")
-        case .minBitrateAboveTarget(let minKbps, let targetKbps, let quality, let preset):
-            return "min bitrate \(minKbps) kbps is above the target \(targetKbps) kbps "
-                + "(--min-bitrate must not exceed --bitrate)" + Self.tableNote(quality, preset)
-        case .initialBitrateOutside(let initialKbps, let minKbps, let targetKbps, let quality, let preset):
-            let position = initialKbps < minKbps ? "below the min \(minKbps)" : "above the target \(targetKbps)"
-            return "initial bitrate \(initialKbps) kbps is \(position) kbps "
-                + "(--initial-bitrate must be within --min-bitrate...--bitrate)" + Self.tableNote(quality, preset)
-        case .json(let message):
-            return message
-        }
-    }
-
-    /// For a table mode, where the bitrates that were not given came from.
-    private static func tableNote(_ quality: QualityMode, _ preset: ResolutionPreset) -> String {
-        guard let row = preset.bitratesKbps(for: quality) else { return "" }
-        return "; bitrates not given come from the \(quality.rawValue) row for \(preset.rawValue): "
-            + "target \(row.target), min \(row.min), initial \(row.initial) kbps"
-    }
-
-    /// `a or b`, `a, b or c`.
-    private static func either(_ items: [String]) -> String {
-        guard let last = items.last else { return "" }
-        return items.count == 1 ? last : items.dropLast().joined(separator: ", ") + " or " + last
-    }
-
-    private static func text(_ range: ClosedRange<Int>) -> String { "\(range.lowerBound)...\(range.upperBound)" }
 }

@@ -295,7 +295,8 @@ public final class LivePusher: @unchecked Sendable {
 
     // MARK: Push
 
-    /// Starts publishing to `url` (rtmp://host[:port]/app/key): 0, or -2 for a URL that cannot
+    /// Starts publishing to `url` (rtmp://host[:port]/app/key, rtmps://... over TLS, or
+    /// srt://host:port?streamid=...&passphrase=...&latency=MS): 0, or -2 for a URL that cannot
     /// be used (the reason goes to `onError`), or -1 when screen capture is not started or a
     /// push is already running (more destinations: `addPushDestination`). Status changes arrive
     /// in `onPushStatusUpdate`; the key never appears in any of them.
@@ -310,9 +311,9 @@ public final class LivePusher: @unchecked Sendable {
     /// does not hold the others back. Its status carries its (redacted) URL in `extraInfo["url"]`.
     @discardableResult
     public func addPushDestination(url text: String) -> Int32 {
-        let url: RTMPURL
+        let url: PushDestination
         do {
-            url = try RTMPURL(text)
+            url = try PushDestination(text)
         } catch {
             notify { $0.onError(code: LivePushErrorCode.invalidURL, message: "invalid push URL: \(error)", extraInfo: [:]) }
             return LivePushErrorCode.invalidURL
@@ -320,14 +321,15 @@ public final class LivePusher: @unchecked Sendable {
         return startOutput(url)
     }
 
-    private func startOutput(_ url: RTMPURL) -> Int32 {
+    private func startOutput(_ url: PushDestination) -> Int32 {
         lock.lock()
         defer { lock.unlock() }
         guard let pipeline, !pushes.contains(where: { $0.url == url }) else { return -1 }
         let output: RTMPOutput
         do {
             output = try RTMPOutput(url: url, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
-                                    retryIntervalMs: config.connectRetryIntervalMs, retryCount: config.connectRetryCount)
+                                    retryIntervalMs: config.connectRetryIntervalMs, retryCount: config.connectRetryCount,
+                                    caFile: config.caFile)
         } catch {
             return -1
         }
@@ -622,6 +624,12 @@ public final class LivePusher: @unchecked Sendable {
         figures.queueMs = outputs.map(\.queuedMs).max() ?? 0
         figures.bytesSent = outputs.reduce(0) { $0 + $1.bytesSent }
         figures.sendBitrateKbps = outputs.reduce(0) { $0 + $1.sendRateKbps }
+        let srt = outputs.compactMap(\.transport)
+        figures.srtRttMs = Int((srt.map(\.rttMs).max() ?? 0).rounded())
+        figures.srtPacketsLost = srt.reduce(0) { $0 + $1.packetsLost }
+        figures.srtPacketsRetransmitted = srt.reduce(0) { $0 + $1.packetsRetransmitted }
+        figures.srtPacketsDropped = srt.reduce(0) { $0 + $1.packetsDropped }
+        figures.srtSendRateKbps = srt.reduce(0) { $0 + $1.sendRateKbps }
         lastCounters = counters
         lastAudioBytes = audioBytes
         lastCpuSeconds = cpuSeconds
@@ -629,7 +637,7 @@ public final class LivePusher: @unchecked Sendable {
         let audioKbps = audioPipeline == nil ? 0 : config.audioBitrateKbps
         let decision = bitrateController.update(
             destinations: outputs.filter(\.isPublishing).map {
-                .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps)
+                .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps, lossPercent: $0.transport?.lossPercent ?? 0)
             }, audioKbps: audioKbps)
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
         updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)

@@ -98,6 +98,14 @@ public struct LivePusherStatistics: Equatable, Sendable {
     public var bytesSent: Int = 0
     /// What the network carried in the last second, over every destination.
     public var sendBitrateKbps: Int = 0
+    /// SRT destinations' own figures for the last second (`srt_bstats`; 0 without SRT): the
+    /// round-trip time (the worst destination), packets the receivers reported lost, packets
+    /// retransmitted, packets dropped as too late, and SRT's send rate (summed).
+    public var srtRttMs: Int = 0
+    public var srtPacketsLost: Int = 0
+    public var srtPacketsRetransmitted: Int = 0
+    public var srtPacketsDropped: Int = 0
+    public var srtSendRateKbps: Int = 0
     public init() {}
 }
 
@@ -123,8 +131,23 @@ public enum LivePushErrorCode {
     /// the server refused the application or the stream key (e.g. a stream is already being
     /// published with this key; no retries then),
     public static let pushRejected: Int32 = -1405
-    /// the connection broke while sending and could not be made again.
+    /// the connection broke while sending and could not be made again,
     public static let pushNetworkLost: Int32 = -1406
+    /// rtmps://: the server's certificate does not lead to a trusted CA (a private CA needs
+    /// `--ca-file`/`caFile`; no retries),
+    public static let pushCertificateUntrusted: Int32 = -1410
+    /// rtmps://: the certificate is not for the URL's host name (no retries),
+    public static let pushCertificateNameMismatch: Int32 = -1411
+    /// rtmps://: the certificate has expired or is not valid yet (no retries),
+    public static let pushCertificateExpired: Int32 = -1412
+    /// rtmps:// to a server that does not speak TLS, such as a plain RTMP port (no retries),
+    public static let pushNotTLS: Int32 = -1413
+    /// rtmps://: the TLS handshake failed (no common protocol version, an alert; retried),
+    public static let pushTLSHandshakeFailed: Int32 = -1414
+    /// rtmps://: the CA file (`--ca-file`, `caFile`) cannot be read as PEM certificates (no retries),
+    public static let pushCAFileUnreadable: Int32 = -1415
+    /// srt://: the listener refused the passphrase, or requires one that was not given (no retries).
+    public static let pushPassphraseRejected: Int32 = -1416
 
     /// The code for a push failure of `kind`.
     static func push(_ kind: RTMPError.Kind) -> Int32 {
@@ -135,11 +158,20 @@ public enum LivePushErrorCode {
         case .handshakeFailed: pushHandshakeFailed
         case .rejected: pushRejected
         case .networkLost: pushNetworkLost
+        case .certificateUntrusted: pushCertificateUntrusted
+        case .certificateNameMismatch: pushCertificateNameMismatch
+        case .certificateExpired: pushCertificateExpired
+        case .notTLS: pushNotTLS
+        case .tlsHandshakeFailed: pushTLSHandshakeFailed
+        case .caFileUnreadable: pushCAFileUnreadable
+        case .passphraseRejected: pushPassphraseRejected
         }
     }
 
     /// Whether `code` means that pushing failed.
-    public static func isPushFailure(_ code: Int32) -> Bool { code == pushFailed || (-1406 ... -1401).contains(code) }
+    public static func isPushFailure(_ code: Int32) -> Bool {
+        code == pushFailed || (-1406 ... -1401).contains(code) || (-1416 ... -1410).contains(code)
+    }
 }
 
 /// Warning codes of `onWarning`.
@@ -148,7 +180,7 @@ public enum LivePushWarningCode {
     /// (the reference SDK's NETWORK_BUSY).
     public static let networkBusy: Int32 = 1101
     /// A push connection failed or broke and is being made again; `extraInfo["cause"]` says why
-    /// (dnsFailed, connectionRefused, timedOut, handshakeFailed, networkLost).
+    /// (dnsFailed, connectionRefused, timedOut, handshakeFailed, networkLost, tlsHandshakeFailed).
     public static let pushReconnecting: Int32 = 1102
     public static let helperLost: Int32 = 1201
     public static let helperViolation: Int32 = 1202

@@ -3,6 +3,7 @@ import FLV
 import Foundation
 import Media
 import RTMP
+import SRT
 
 /// Push status, as the reference SDK numbers it.
 public enum PushStatus: Int32, Sendable {
@@ -25,14 +26,18 @@ struct RTMPOutputFigures: Sendable {
     /// Video frames dropped in the interval because the network could not keep up.
     var framesDropped = 0
     var isPublishing = false
+    /// SRT's own figures (nil for RTMP).
+    var transport: SRTStatistics?
 
     /// What the network carried in the interval, kbps.
     var sendRateKbps: Int { intervalMs > 0 ? bytesSent * 8 / intervalMs : 0 }
 }
 
-/// One RTMP destination: a bounded queue fed by the pipelines and a sender thread that
-/// connects, publishes, reconnects (every `retryIntervalMs`, `retryCount` times) and always
-/// restarts on a keyframe with fresh sequence headers.
+/// One push destination (RTMP, RTMPS or SRT: a `PushConnection` per connection): a bounded queue
+/// fed by the pipelines and a sender thread that connects, publishes, reconnects (every
+/// `retryIntervalMs`, `retryCount` times) and always restarts on a keyframe with fresh sequence
+/// headers. The backlog that congestion is measured on is the queue plus what the connection
+/// itself holds unacknowledged (SRT's send buffer).
 ///
 /// Congestion (the network is slower than the encoder): when the queue holds more than
 /// `dropThresholdMs` of media, queued video P-frames are dropped and so is incoming video up to
@@ -40,10 +45,15 @@ struct RTMPOutputFigures: Sendable {
 /// when the queue passes `maxQueuedBytes` (a connection that barely moves, until the send
 /// timeout declares it lost) does the oldest media go, so memory stays bounded.
 final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
-    let url: RTMPURL
-    private let decoderConfiguration: [UInt8]
-    private let audioSpecificConfig: [UInt8]?
-    private let metadata: [(String, AMF0Value)]
+    let url: PushDestination
+    private let headers: StreamHeaders
+    private var audioSpecificConfig: [UInt8]? { headers.audioSpecificConfig }
+    /// rtmps://: an extra CA (PEM) besides the system store.
+    private let caFile: String?
+    /// srt://: the codec parameters the MPEG-TS muxer of each connection starts from.
+    private let muxerStreams: MuxerStreamParameters?
+    /// The connection's own backlog (SRT's send buffer), ms, as of the last packet sent.
+    private var transportBacklogMs = 0
     private let retryIntervalMs: Int
     private let retryCount: Int
     let dropThresholdMs: Int
@@ -59,7 +69,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private var stopped = false
     private var finished = false
     /// The connection in use, to break it when stopping takes too long.
-    private var currentPublisher: RTMPPublisher?
+    private var currentPublisher: (any PushConnection)?
     /// Set by `reconnect()`: the sender drops its connection and connects again.
     private var reconnectRequested = false
     private var figures = RTMPOutputFigures()
@@ -95,15 +105,19 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         }
     }
 
-    init(url: RTMPURL, encoder: H264Encoder, audioEncoder: AACEncoder?, retryIntervalMs: Int, retryCount: Int,
-         dropThresholdMs: Int = 2000) throws(MediaError)
+    init(url: PushDestination, encoder: H264Encoder, audioEncoder: AACEncoder?, retryIntervalMs: Int, retryCount: Int,
+         caFile: String? = nil, dropThresholdMs: Int = 2000) throws(MediaError)
     {
         guard let record = AVC.decoderConfigurationRecord(annexBExtradata: encoder.extradata) else {
             throw .ffmpeg(call: "SPS/PPS from the encoder", code: -1, message: "the encoder gave no SPS and PPS")
         }
         self.url = url
-        decoderConfiguration = record
-        audioSpecificConfig = audioEncoder?.audioSpecificConfig
+        self.caFile = caFile
+        if case .srt = url {
+            muxerStreams = try MuxerStreamParameters(encoder: encoder, audioEncoder: audioEncoder)
+        } else {
+            muxerStreams = nil
+        }
         let settings = encoder.settings
         var metadata: [(String, AMF0Value)] = [
             ("width", .number(Double(settings.width))), ("height", .number(Double(settings.height))),
@@ -115,7 +129,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                          ("audiosamplesize", .number(16)), ("stereo", .boolean(audio.channels == 2)),
                          ("audiodatarate", .number(Double(audio.bitrateKbps)))]
         }
-        self.metadata = metadata
+        headers = StreamHeaders(decoderConfiguration: record, audioSpecificConfig: audioEncoder?.audioSpecificConfig,
+                                metadata: metadata)
         let streamKbps = settings.bitrateKbps + (audioEncoder?.settings.bitrateKbps ?? 0)
         sendBufferBytes = max(32 * 1024, min(512 * 1024, streamKbps * 1000 / 8 / 4))
         self.retryIntervalMs = retryIntervalMs
@@ -125,7 +140,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
 
     func start() {
         let thread = Thread { [self] in run() }
-        thread.name = "livepush-rtmp"
+        thread.name = url.isSRT ? "livepush-srt" : "livepush-rtmp"
         thread.start()
     }
 
@@ -157,8 +172,9 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         let nowNs = MonotonicClock.nowNs()
         var result = figures
         result.intervalMs = Int((nowNs - figuresSinceNs) / 1_000_000)
-        result.queuedMs = queuedDurationMs
+        result.queuedMs = backlogMs
         result.isPublishing = publishing
+        result.transport = publishing ? currentPublisher?.takeTransportFigures() : nil
         if delayCount > 0 {
             let mean = delaySumMs / Double(delayCount)
             result.delayMs = Int(mean.rounded())
@@ -177,6 +193,9 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         return Int(max(0, last.ptsMs - first.ptsMs))
     }
 
+    /// The queue and what the connection holds unacknowledged: the backlog congestion is measured on.
+    private var backlogMs: Int { queuedDurationMs + transportBacklogMs }
+
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64) {
         condition.lock()
         defer { condition.unlock() }
@@ -187,7 +206,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         }
         droppingUntilKeyframe = false
         enqueue(QueuedPacket(media: .video(packet), ptsMs: ptsMs, arrivalNs: MonotonicClock.nowNs()))
-        if queuedDurationMs > dropThresholdMs {
+        if backlogMs > dropThresholdMs {
             // Congested: the P-frames go (the queue's and the incoming ones up to the next keyframe).
             let before = queue.count
             queue.removeAll { $0.isDroppableVideo }
@@ -235,7 +254,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             onStatus?(attempts == 0 ? .connecting : .reconnecting, attempts == 0
                 ? "connecting to \(url)" : "reconnecting to \(url) (attempt \(attempts) of \(retryCount))")
             do throws(RTMPError) {
-                let publisher = try RTMPPublisher(url: url, sendBufferBytes: sendBufferBytes)
+                let publisher = try connect()
                 condition.lock()
                 currentPublisher = publisher
                 condition.unlock()
@@ -244,13 +263,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                     currentPublisher = nil
                     condition.unlock()
                 }
-                try publisher.sendMetadata(metadata)
-                try publisher.sendVideo(FLV.avcSequenceHeaderBody(decoderConfigurationRecord: decoderConfiguration),
-                                        timestampMs: 0)
-                if let audioSpecificConfig {
-                    try publisher.sendAudio(FLV.aacSequenceHeaderBody(audioSpecificConfig: audioSpecificConfig),
-                                            timestampMs: 0)
-                }
+                try publisher.sendHeaders()
                 setPublishing(true)
                 onStatus?(.connectSuccess, "publishing to \(url)")
                 onNeedKeyframe?()
@@ -267,7 +280,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                     continue
                 }
                 attempts += 1
-                if attempts > retryCount || error.kind == .rejected {
+                if attempts > retryCount || error.kind.isPermanent {
                     onFailure?(error)
                     onStatus?(.disconnected, "gave up on \(url): \(error)")
                     return
@@ -283,6 +296,17 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
 
     private static let reconnectRequestedDetail = "reconnection requested"
 
+    /// A new connection of the destination's kind.
+    private func connect() throws(PushError) -> any PushConnection {
+        switch url {
+        case .rtmp(let rtmp):
+            return try RTMPConnection(url: rtmp, caFile: caFile, sendBufferBytes: sendBufferBytes, headers: headers)
+        case .srt(let srt):
+            guard let muxerStreams else { throw PushError(step: .connect, detail: "no MPEG-TS streams", kind: .networkLost) }
+            return try SRTConnection(url: srt, streams: muxerStreams)
+        }
+    }
+
     private var isStopped: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -295,12 +319,13 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         queue.removeAll()
         queuedBytes = 0
         droppingUntilKeyframe = false
+        transportBacklogMs = 0
         condition.unlock()
     }
 
     /// Sends queued packets until stopped; a (re)connection starts at a keyframe, and audio
     /// joins from there.
-    private func sendLoop(_ publisher: RTMPPublisher, baseMs: inout Int64?) throws(RTMPError) {
+    private func sendLoop(_ publisher: any PushConnection, baseMs: inout Int64?) throws(PushError) {
         var waitingForKeyframe = true
         var keyframePtsMs: Int64 = 0
         while true {
@@ -319,8 +344,6 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             let packet = queue.removeFirst()
             queuedBytes -= packet.bytes
             condition.unlock()
-            let body: [UInt8]
-            let isVideo: Bool
             switch packet.media {
             case .video(let video):
                 if waitingForKeyframe {
@@ -328,24 +351,20 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                     waitingForKeyframe = false
                     keyframePtsMs = packet.ptsMs
                 }
-                body = FLV.avcVideoBody(lengthPrefixedNALUnits: AVC.lengthPrefixed(annexB: video.data),
-                                        isKeyframe: video.isKeyframe, compositionTimeMs: 0)
-                isVideo = true
-            case .audio(let audio):
+            case .audio:
                 guard !waitingForKeyframe, packet.ptsMs >= keyframePtsMs else { continue }
-                body = FLV.aacFrameBody(audio.data)
-                isVideo = false
             }
             if baseMs == nil { baseMs = packet.ptsMs }
             let timestampMs = UInt32(clamping: max(0, packet.ptsMs - baseMs!))
-            if isVideo {
-                try publisher.sendVideo(body, timestampMs: timestampMs)
-            } else {
-                try publisher.sendAudio(body, timestampMs: timestampMs)
+            let bytes = switch packet.media {
+            case .video(let video): try publisher.send(video: video, timestampMs: timestampMs)
+            case .audio(let audio): try publisher.send(audio: audio, timestampMs: timestampMs)
             }
+            let backlogMs = publisher.transportBacklogMs
             let delayMs = Double(MonotonicClock.nowNs() - packet.arrivalNs) / 1e6
             condition.lock()
-            figures.bytesSent += body.count
+            transportBacklogMs = backlogMs
+            figures.bytesSent += bytes
             delaySumMs += delayMs
             delaySquareSumMs += delayMs * delayMs
             delayCount += 1

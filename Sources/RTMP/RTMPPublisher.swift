@@ -1,5 +1,6 @@
 import FLV
 import Glibc
+import Transport
 
 /// Why publishing failed; each case names the step.
 public struct RTMPError: Error, Equatable, CustomStringConvertible {
@@ -26,6 +27,46 @@ public struct RTMPError: Error, Equatable, CustomStringConvertible {
         case rejected
         /// An established connection broke while sending.
         case networkLost
+        /// rtmps://: the server's certificate does not lead to a trusted CA (no retries).
+        case certificateUntrusted
+        /// rtmps://: the certificate is not for the URL's host (no retries).
+        case certificateNameMismatch
+        /// rtmps://: the certificate has expired or is not valid yet (no retries).
+        case certificateExpired
+        /// rtmps:// to a server that does not speak TLS, e.g. a plain RTMP port (no retries).
+        case notTLS
+        /// rtmps://: the TLS handshake failed (protocol version, an alert from the server).
+        case tlsHandshakeFailed
+        /// rtmps://: the CA file given (`--ca-file`, `caFile`) cannot be read (no retries).
+        case caFileUnreadable
+        /// srt://: the listener refused the passphrase, or wants one that was not given (no retries).
+        case passphraseRejected
+
+        /// Whether trying again cannot help: the server refused, or the TLS setup is wrong.
+        public var isPermanent: Bool {
+            switch self {
+            case .rejected, .certificateUntrusted, .certificateNameMismatch, .certificateExpired, .notTLS,
+                 .caFileUnreadable, .passphraseRejected:
+                true
+            default: false
+            }
+        }
+
+        init(_ transport: TransportError.Kind) {
+            switch transport {
+            case .dnsFailed: self = .dnsFailed
+            case .connectionRefused: self = .connectionRefused
+            case .timedOut: self = .timedOut
+            case .networkLost: self = .networkLost
+            case .protocolError: self = .handshakeFailed
+            case .certificateUntrusted: self = .certificateUntrusted
+            case .certificateNameMismatch: self = .certificateNameMismatch
+            case .certificateExpired: self = .certificateExpired
+            case .notTLS: self = .notTLS
+            case .tlsHandshakeFailed: self = .tlsHandshakeFailed
+            case .caFileUnreadable: self = .caFileUnreadable
+            }
+        }
     }
 
     public let step: Step
@@ -55,7 +96,7 @@ public struct RTMPError: Error, Equatable, CustomStringConvertible {
 /// then FLV tag bodies as RTMP messages. Not thread-safe: one sender thread.
 public final class RTMPPublisher {
     public let url: RTMPURL
-    private let socket: RTMPSocket
+    private let socket: any ByteStream
     private var streamID: UInt32 = 0
     private var nextTransactionID = 1.0
     private var receiveChunkSize = 128
@@ -69,13 +110,17 @@ public final class RTMPPublisher {
     /// Connects, shakes hands and publishes `url`'s stream key; every step has `timeoutMs`.
     /// `sendBufferBytes` sizes the socket's send buffer (the kernel doubles it): keep it to a
     /// fraction of a second of the stream, so that a slow network shows as a backlog in the
-    /// caller's queue instead of seconds of latency hidden in the kernel.
-    public init(url: RTMPURL, timeoutMs: Int = 5000, sendBufferBytes: Int = 256 * 1024) throws(RTMPError) {
+    /// caller's queue instead of seconds of latency hidden in the kernel. For rtmps:// the
+    /// connection is TLS, verified against the system CA store and `caFile` (PEM) when given.
+    public init(url: RTMPURL, caFile: String? = nil, timeoutMs: Int = 5000,
+                sendBufferBytes: Int = 256 * 1024) throws(RTMPError)
+    {
         self.url = url
         do {
-            socket = try RTMPSocket(host: url.host, port: url.port, timeoutMs: timeoutMs, sendBufferBytes: sendBufferBytes)
+            socket = try openByteStream(host: url.host, port: url.port, security: url.isSecure ? .tls(caFile: caFile) : .none,
+                                        timeoutMs: timeoutMs, sendBufferBytes: sendBufferBytes)
         } catch {
-            throw RTMPError(step: .connect, detail: error.description, kind: error.kind)
+            throw RTMPError(step: .connect, detail: error.description, kind: RTMPError.Kind(error.kind))
         }
         try handshake()
         try send(message: RTMPMessage(type: .setChunkSize, streamID: 0, timestamp: 0,
@@ -90,16 +135,16 @@ public final class RTMPPublisher {
         var c0c1: [UInt8] = [0x03]
         c0c1 += [0, 0, 0, 0, 0, 0, 0, 0]  // time, zero
         c0c1 += (0..<1528).map { _ in UInt8.random(in: 0...255) }
-        do throws(RTMPSocket.Failure) {
+        do throws(TransportError) {
             try socket.write(c0c1, step: "handshake C0+C1")
             let s0s1 = try socket.read(1 + 1536, step: "handshake S0+S1")
             guard s0s1[0] == 0x03 else {
-                throw RTMPSocket.Failure(description: "the server speaks RTMP version \(s0s1[0]), not 3")
+                throw TransportError("the server speaks RTMP version \(s0s1[0]), not 3", kind: .protocolError)
             }
             try socket.write(Array(s0s1[1...]), step: "handshake C2")  // C2 echoes S1
             _ = try socket.read(1536, step: "handshake S2")
         } catch {
-            throw RTMPError(step: .handshake, detail: error.description, kind: error.kind)
+            throw RTMPError(step: .handshake, detail: error.description, kind: RTMPError.Kind(error.kind))
         }
     }
 
@@ -140,7 +185,7 @@ public final class RTMPPublisher {
             if code.hasPrefix("NetStream.Publish.") || info["level"]?.stringValue == "error" {
                 let reason = code == "NetStream.Publish.BadName"
                     ? "the server refused the stream key (\(code)): a stream is already being published with it"
-                    : "the server refused to publish (\(code)): \(info["description"]?.stringValue ?? "")"
+                    : "the server refused to publish (\(code)): \(serverText(info["description"]?.stringValue ?? ""))"
                 throw RTMPError(step: .publish, detail: reason)
             }
         }
@@ -188,9 +233,15 @@ public final class RTMPPublisher {
                  chunkStream: 3, step: step)
     }
 
+    /// Text from the server, which may quote the stream name: the key never leaves in an error.
+    private func serverText(_ text: String) -> String {
+        let key = url.streamKey.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url.streamKey
+        return key.isEmpty ? text : text.replacing(key, with: "****")
+    }
+
     private func describe(_ values: [AMF0Value]) -> String {
         if let info = values.last, let code = info["code"]?.stringValue {
-            return "\(code) \(info["description"]?.stringValue ?? "")"
+            return "\(code) \(serverText(info["description"]?.stringValue ?? ""))"
         }
         return "\(values.count) values"
     }
@@ -292,7 +343,7 @@ public final class RTMPPublisher {
     }
 
     private func readMessage(step: RTMPError.Step) throws(RTMPError) -> IncomingMessage {
-        do throws(RTMPSocket.Failure) {
+        do throws(TransportError) {
             while true {
                 let first = try socket.read(1, step: step.rawValue)[0]
                 let format = first >> 6
@@ -321,7 +372,7 @@ public final class RTMPPublisher {
                 if format == 0 { header.timestamp = timestampField } else if format < 3 { header.timestamp &+= timestampField }
                 lastHeaders[chunkStream] = header
                 guard header.length <= 16 * 1024 * 1024 else {
-                    throw RTMPSocket.Failure(description: "a server message of \(header.length) bytes is too large")
+                    throw TransportError("a server message of \(header.length) bytes is too large", kind: .protocolError)
                 }
                 var message = partial[chunkStream] ?? IncomingMessage(header: header)
                 if message.payload.isEmpty { message.header = header }
@@ -340,8 +391,8 @@ public final class RTMPPublisher {
 
     /// A socket failure while sending media is the network's; during the setup a timeout stays
     /// a timeout and anything else is the step's own kind of failure.
-    private static func kind(of failure: RTMPSocket.Failure, at step: RTMPError.Step) -> RTMPError.Kind? {
-        step == .send || failure.kind == .timedOut ? failure.kind : nil
+    private static func kind(of failure: TransportError, at step: RTMPError.Step) -> RTMPError.Kind? {
+        step == .send || failure.kind == .timedOut ? RTMPError.Kind(failure.kind) : nil
     }
 }
 

@@ -1,8 +1,11 @@
 import Foundation
 
-/// An RTMP publishing address, `rtmp://host[:port]/app[/instance]/key[?query]`. The stream key
-/// (the last path segment, with its query) never appears in `description`: `rtmp://host/app/****`.
+/// An RTMP publishing address, `rtmp://host[:port]/app[/instance]/key[?query]`, or
+/// `rtmps://` for RTMP over TLS (default port 443). The stream key (the last path segment, with
+/// its query) never appears in `description`: `rtmp://host/app/****`.
 public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
+    /// True for rtmps://: the connection is TLS, verified against the CA store.
+    public let isSecure: Bool
     public let host: String
     public let port: UInt16
     /// The application, with its instance when there is one (`live`, `live/room1`).
@@ -12,15 +15,14 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
 
     public enum ParseError: Error, Equatable, CustomStringConvertible {
         case notRTMP(String)
-        case rtmpsNotSupported
         case missingHost
         case badPort(String)
         case missingAppOrKey
 
         public var description: String {
             switch self {
-            case .notRTMP(let scheme): return "'\(scheme)' is not an RTMP URL; use rtmp://host[:port]/app/key"
-            case .rtmpsNotSupported: return "rtmps:// (RTMP over TLS) is not supported yet; use rtmp://"
+            case .notRTMP(let scheme):
+                return "'\(scheme)' is not an RTMP URL; use rtmp://host[:port]/app/key or rtmps://host[:port]/app/key"
             case .missingHost: return "the URL has no host; use rtmp://host[:port]/app/key"
             case .badPort(let port): return "port '\(port)' is not a number from 1 to 65535"
             case .missingAppOrKey: return "the URL needs an application and a stream key: rtmp://host/app/key"
@@ -31,8 +33,8 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
     public init(_ text: String) throws(ParseError) {
         guard let schemeEnd = text.range(of: "://") else { throw .notRTMP(String(text.prefix(16))) }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
-        if scheme == "rtmps" { throw .rtmpsNotSupported }
-        guard scheme == "rtmp" else { throw .notRTMP(scheme) }
+        guard scheme == "rtmp" || scheme == "rtmps" else { throw .notRTMP(scheme) }
+        isSecure = scheme == "rtmps"
         let rest = text[schemeEnd.upperBound...]
         guard let slash = rest.firstIndex(of: "/") else { throw .missingAppOrKey }
         let authority = rest[..<slash]
@@ -43,7 +45,7 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
             self.port = port
             hostPart = authority[..<colon]
         } else {
-            port = 1935
+            port = isSecure ? 443 : 1935
             hostPart = authority
         }
         guard !hostPart.isEmpty else { throw .missingHost }
@@ -57,8 +59,11 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
         guard !app.isEmpty, !streamKey.isEmpty else { throw .missingAppOrKey }
     }
 
-    /// The `tcUrl` of the connect command: the URL without the key.
-    public var tcURL: String { "rtmp://\(host):\(port)/\(app)" }
+    private var scheme: String { isSecure ? "rtmps" : "rtmp" }
+    private var defaultPort: UInt16 { isSecure ? 443 : 1935 }
 
-    public var description: String { "rtmp://\(host)\(port == 1935 ? "" : ":\(port)")/\(app)/****" }
+    /// The `tcUrl` of the connect command: the URL without the key.
+    public var tcURL: String { "\(scheme)://\(host):\(port)/\(app)" }
+
+    public var description: String { "\(scheme)://\(host)\(port == defaultPort ? "" : ":\(port)")/\(app)/****" }
 }

@@ -12,7 +12,8 @@ enum PushBenchmark {
         .value("seconds", valueName: "N", help: "Measured length of each push (default 20)."),
         .value("warmup", valueName: "N", help: "Seconds after the first decoded code before measuring (default 3)."),
         .value("runs", valueName: "N", help: "Runs of each publisher; the median is printed (default 1)."),
-        .value("publishers", valueName: "LIST", help: "Which publishers (default e2e,ffmpeg,gstreamer)."),
+        .value("publishers", valueName: "LIST",
+               help: "Which publishers (default e2e,ffmpeg,gstreamer,e2e-rtmps,ffmpeg-rtmps,e2e-srt,ffmpeg-srt)."),
         .value("display", valueName: ":N", help: "X display (default $LIVEPUSH_TEST_DISPLAY, else $DISPLAY)."),
         .value("rtmp", valueName: "URL", help: "rtmp://127.0.0.1:PORT (default $LIVEPUSH_TEST_RTMP_URL)."),
         .flag("self-test", help: "Check the time code round trip on the display (painter, x11grab, decoder) and exit."),
@@ -80,9 +81,10 @@ enum PushBenchmark {
         let seconds = Double(parsed.value("seconds") ?? "20") ?? 20
         let warmup = Double(parsed.value("warmup") ?? "3") ?? 3
         let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
-        let names = (parsed.value("publishers") ?? "e2e,ffmpeg,gstreamer").split(separator: ",").map(String.init)
-        if let unknown = names.first(where: { !["e2e", "ffmpeg", "gstreamer"].contains($0) }) {
-            Terminal.printError("livepush-bench push: unknown publisher '\(unknown)' (want e2e, ffmpeg, gstreamer)")
+        let known = ["e2e", "ffmpeg", "gstreamer"] + transportPublishers
+        let names = (parsed.value("publishers") ?? known.joined(separator: ",")).split(separator: ",").map(String.init)
+        if let unknown = names.first(where: { !known.contains($0) }) {
+            Terminal.printError("livepush-bench push: unknown publisher '\(unknown)' (want \(known.joined(separator: ", ")))")
             Terminal.exit(.usage)
         }
         if environment["PULSE_SERVER"] == nil && names.contains(where: { $0 != "e2e" }) {
@@ -103,8 +105,12 @@ enum PushBenchmark {
                 log("floor run \(run)/\(runs): latency_ms_p50=\(format(floors.last!))")
                 for name in names {
                     let key = "bench-\(name)-\(getpid())-\(run)"
-                    let publisher = makePublisher(name, display: display, url: "\(rtmp)/live/\(key)")
-                    let measurement = try measure(publisher, url: "\(rtmp)/live/\(key)", seconds: seconds,
+                    let route = try transportRoute(name, key: key, rtmp: rtmp, environment: environment)
+                    let publisher = route.map { makeTransportPublisher(name, display: display, route: $0) }
+                        ?? makePublisher(name, display: display, url: "\(rtmp)/live/\(key)")
+                    let measurement = try measure(publisher, receiverInput: route?.receiverInput
+                                                    ?? receiverInput("\(rtmp)/live/\(key)"),
+                                                  receiverFirst: route?.receiverFirst ?? false, seconds: seconds,
                                                   warmup: warmup, logs: logs, label: "\(name) run \(run)/\(runs)")
                     results[name, default: []].append(measurement)
                 }
@@ -112,8 +118,8 @@ enum PushBenchmark {
             print(String(format: "latency floor x11grab->decoder latency_ms_p50=%.1f", median(floors)))
             for name in names {
                 let all = results[name] ?? []
-                print(String(format: "%@ push 1080p30 cpu_pct=%.1f rss_mib=%.1f fps=%.1f latency_ms_p50=%.1f "
-                    + "latency_ms_p95=%.1f", name, median(all.map(\.cpuPct)), median(all.map(\.rssMiB)),
+                print(String(format: "%@ 1080p30 cpu_pct=%.1f rss_mib=%.1f fps=%.1f latency_ms_p50=%.1f "
+                    + "latency_ms_p95=%.1f", lineName(name), median(all.map(\.cpuPct)), median(all.map(\.rssMiB)),
                     median(all.map(\.fps)), median(all.map(\.latencyP50Ms)), median(all.map(\.latencyP95Ms))))
             }
             if let ours = results["e2e"], let ffmpeg = results["ffmpeg"], let gstreamer = results["gstreamer"] {
@@ -164,8 +170,13 @@ enum PushBenchmark {
     /// Starts the publisher, pulls its stream back until the time code decodes, lets it settle for
     /// `warmup` seconds, then measures for `seconds`: CPU and RSS of the publisher's processes, and
     /// the frames and time codes the receiver decoded in that window.
-    static func measure(_ publisher: Publisher, url: String, seconds: Double, warmup: Double, logs: String,
-                        label: String) throws -> Measurement {
+    static func measure(_ publisher: Publisher, receiverInput: [String], receiverFirst: Bool, seconds: Double,
+                        warmup: Double, logs: String, label: String) throws -> Measurement {
+        // An SRT receiver is the listener the publisher calls: it comes first.
+        let receiverLog = "\(logs)/receiver-\(publisher.name).log"
+        var early = receiverFirst ? try TimeCodeReceiver(input: receiverInput, logPath: receiverLog) : nil
+        defer { early?.stop() }
+        if receiverFirst { Thread.sleep(forTimeInterval: 0.5) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: publisher.executable)
         process.arguments = publisher.arguments
@@ -182,17 +193,17 @@ enum PushBenchmark {
         // nginx-rtmp holds a player of a stream that is not published yet until it is. The receiver
         // probes 3 s of the stream (with nobuffer, the probed packets are not replayed later; with 1 s,
         // it often found only the audio); one that finds no video all the same is started again.
-        let receiverLog = "\(logs)/receiver-\(publisher.name).log"
         func startReceiver() throws -> TimeCodeReceiver {
-            try TimeCodeReceiver(input: [
-                "-fflags", "nobuffer", "-flags", "low_delay", "-probesize", "5000000", "-analyzeduration", "3000000",
-                "-rw_timeout", "5000000", "-i", url,
-            ], logPath: receiverLog)
+            if let receiver = early {
+                early = nil
+                return receiver
+            }
+            return try TimeCodeReceiver(input: receiverInput, logPath: receiverLog)
         }
         // Starting it a moment after the publisher avoids nginx's wait for a stream not yet published,
         // where a receiver was seen (once in about 15 runs) to stay without a frame; one that has had
         // no valid code for 8 s is started again, and says so on stderr.
-        Thread.sleep(forTimeInterval: 1)
+        if !receiverFirst { Thread.sleep(forTimeInterval: 1) }
         var receiver = try startReceiver()
         var receiverStarted = Date(), receiverStarts = 1
         defer { receiver.stop() }

@@ -33,6 +33,8 @@ enum Commands {
             Entry("130", "A second Ctrl-C during shutdown: the helper was killed and livepush left at once."),
         ],
         environment: [
+            Entry("LIVEPUSH_URL", "Destinations to push to, separated by spaces, so that no stream key is on the "
+                + "command line (also --url-file FILE)."),
             Entry("DISPLAY", "The X display the capture helper grabs when --display is not given."),
             Entry("XDG_RUNTIME_DIR", "Where the group sockets are: $XDG_RUNTIME_DIR/livepush/GROUP.sock "
                 + "(else /tmp/livepush-UID)."),

@@ -45,6 +45,10 @@ enum ConfigOptions {
                help: "PNG or JPEG shown while the network carries less than the minimum bitrate."),
         .value(Field.networkPoorAfterMs.optionName, valueName: "MS",
                help: "How long the network must be that poor first, 1000 to 60000 (default 5000)."),
+        .value(Field.caFile.optionName, valueName: "FILE",
+               help: "rtmps://: also trust the CA certificates in this PEM file (a private server's CA)."),
+        .value(Field.urlFile.optionName, valueName: "FILE",
+               help: "Push to the URLs in FILE, one a line (chmod 600: refused if group or others can read it)."),
     ]
 
     /// The configuration that `parsed` describes, validated. Throws `ArgumentError` for a value that is not a
@@ -80,6 +84,8 @@ enum ConfigOptions {
         if let path = parsed.value(Field.pauseImagePath.optionName) { config.pauseImagePath = path }
         if let path = parsed.value(Field.networkPoorImagePath.optionName) { config.networkPoorImagePath = path }
         if let ms = try number(.networkPoorAfterMs, parsed) { config.networkPoorAfterMs = ms }
+        if let path = parsed.value(Field.caFile.optionName) { config.caFile = path }
+        if let path = parsed.value(Field.urlFile.optionName) { config.urlFile = path }
         return try config.validated()
     }
 

@@ -178,6 +178,10 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
                 line += String(format: "  sent %d kbit/s  queue %d ms  dropped %d", figures.sendBitrateKbps,
                                figures.queueMs, figures.framesDropped)
             }
+            if figures.srtSendRateKbps > 0 {  // an SRT destination: its own figures
+                line += String(format: "  srt rtt %d ms  lost %d  retransmitted %d", figures.srtRttMs,
+                               figures.srtPacketsLost, figures.srtPacketsRetransmitted)
+            }
             line += "   "
             lock.withLock { statusShown = true }
             FileHandle.standardError.write(Data(line.utf8))
@@ -194,7 +198,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         }
         let failedURLs = lock.withLock { failedPushURLs }
         for pushURL in pushURLs {
-            if let url = try? RTMPURL(pushURL) {
+            if let url = try? PushDestination(pushURL) {
                 print(failedURLs.contains(url.description) ? "Push to \(url) failed" : "Pushed to \(url)")
             }
         }

@@ -44,10 +44,13 @@ enum ScreenCommand {
         let synopsis: String, summary: String, description: String, examples: [Example]
         switch command {
         case "push":
-            summary = "Push the screen to RTMP servers (and optionally record it)."
+            summary = "Push the screen to RTMP, RTMPS or SRT servers (and optionally record it)."
             synopsis = "livepush push URL [URL...] [--record FILE] [--group NAME] [options]"
-            description = "Pushes the screen to RTMP servers (rtmp://host[:port]/app/key; several share one encode) "
-                + "through a capture helper it starts itself, or from any helper on --group NAME; keys are never printed."
+            description = "Pushes the screen to RTMP servers (rtmp://host[:port]/app/key, rtmps://host[:port]/app/key over "
+                + "TLS) or SRT listeners (srt://host:port?streamid=...&passphrase=...&latency=MS); several share one "
+                + "encode. It captures through a capture helper it starts itself, or from any helper on --group NAME. "
+                + "Keys, stream ids and passphrases are never printed; to keep them off the command line too, put the "
+                + "URLs in a private file (--url-file FILE) or in $LIVEPUSH_URL (several separated by spaces)."
             examples = [Example("livepush push rtmp://live.example.com/app/KEY --record talk.mkv",
                                 "Pushes the screen and the microphone, and records the same stream to talk.mkv."),
                         Example("livepush push --group desk rtmp://live.example.com/app/KEY",
@@ -55,8 +58,9 @@ enum ScreenCommand {
         case "screen":
             summary = "Record the screen to a file and push it to RTMP servers (starts its own capture helper)."
             synopsis = "livepush screen [URL...] [OUTPUT] [options]"
-            description = "Records the screen and pushes it to every RTMP URL given, through a capture helper it "
-                + "starts itself (livepush-capture, on a private group).\n"
+            description = "Records the screen and pushes it to every URL given (rtmp://, rtmps://, srt://; also "
+                + "--url-file FILE and $LIVEPUSH_URL), through a capture helper it starts itself (livepush-capture, on "
+                + "a private group).\n"
                 + "With no argument it records to ./livepush-YYYYMMDD-HHMMSS.mp4; .mp4 is written fragmented "
                 + "(a crash leaves a playable file), .mkv and .flv also work."
             examples = [Example("livepush screen talk.mp4", "Records the screen and the microphone to talk.mp4 until Ctrl-C."),
@@ -90,6 +94,7 @@ enum ScreenCommand {
             + (command == "push" ? [recordOption, groupOption] : [])
         let parsed: ParsedArguments
         let config: LivePushConfig
+        var pushURLs: [String] = []
         do {
             parsed = try ArgumentParser.parse(arguments, options: specs)
             if parsed.has("help") {
@@ -99,11 +104,18 @@ enum ScreenCommand {
             config = try ConfigOptions.config(from: parsed)
             let files = parsed.positionals.filter { !isURL($0) }
             if command == "push", let file = files.first {
-                throw ArgumentError.invalidValue(option: "URL", value: file,
-                                                 reason: "push takes rtmp:// URLs; record to a file with --record FILE")
+                // A mistyped URL ("rtmp:/host/app/KEY") may hold a key: show only what comes before its path.
+                let shown = file.contains(":") ? String(file.prefix { $0 != "/" }) + "/..." : file
+                throw ArgumentError.invalidValue(option: "URL", value: shown,
+                                                 reason: "push takes rtmp://, rtmps:// or srt:// URLs; record to a file with --record FILE")
             }
             if files.count > 1 { throw ArgumentError.unexpectedArgument(files[1]) }
-            if command == "push" && parsed.positionals.isEmpty { throw ArgumentError.missingArgument("URL") }
+            pushURLs = parsed.positionals.filter(isURL)
+            if let path = config.urlFile { pushURLs += try PushURLSources.fromFile(path) }
+            pushURLs += PushURLSources.fromEnvironment()
+            if command == "push" && pushURLs.isEmpty {
+                throw ArgumentError.missingArgument("URL (or --url-file FILE, or $\(PushURLSources.environmentVariable))")
+            }
             if command == "record" {
                 guard parsed.value("group") != nil else { throw ArgumentError.missingArgument("--group NAME") }
                 guard !files.isEmpty else { throw ArgumentError.missingArgument("OUTPUT") }
@@ -115,7 +127,6 @@ enum ScreenCommand {
             Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
-        let pushURLs = parsed.positionals.filter(isURL)
         let file = parsed.positionals.first { !isURL($0) }
         let output = command == "push" ? parsed.value("record") : (file ?? (pushURLs.isEmpty ? defaultOutputPath() : nil))
         let group = parsed.value("group") ?? "screen-\(getpid())"

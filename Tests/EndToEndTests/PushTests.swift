@@ -61,7 +61,8 @@ extension SharedScreen {
             let result = try ProcessRunner.run(livepush, ["push", "http://127.0.0.1/live/key",
                                                           "--display", try TestEnvironment.display(), "--quiet"])
             #expect(result.exitCode == 1)
-            #expect(result.standardError.contains("invalid push URL: 'http' is not an RTMP URL; use rtmp://host[:port]/app/key"))
+            #expect(result.standardError.contains("invalid push URL: 'http' is not a push URL; use rtmp://host[:port]/app/key, "
+                + "rtmps://host[:port]/app/key or srt://host:port?streamid=..."))
         }
     }
 }

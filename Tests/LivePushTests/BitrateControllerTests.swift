@@ -18,6 +18,19 @@ import Testing
         #expect(controller.update(destinations: [congested(carryingKbps: 1628)], audioKbps: 128) == nil)
     }
 
+    @Test(.timeLimit(.minutes(10))) func srtLossWithAShortSendBufferIsCongestionAndCountsAgainstWhatWasCarried() {
+        var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 2000, enabled: true)
+        // SRT keeps its buffer short and loses instead: 2128 kbps sent, 25 % lost = 1596 carried;
+        // (1596 - 128) x 0.8 = 1174.
+        let lossy = Destination(queuedMs: 250, sendRateKbps: 2128, lossPercent: 25)
+        #expect(controller.update(destinations: [lossy], audioKbps: 128) == 1174)
+        // 1 % loss with a short buffer is calm: three such seconds step up.
+        let clean = Destination(queuedMs: 150, sendRateKbps: 1300, lossPercent: 1)
+        #expect(controller.update(destinations: [clean], audioKbps: 128) == nil)
+        #expect(controller.update(destinations: [clean], audioKbps: 128) == nil)
+        #expect(controller.update(destinations: [clean], audioKbps: 128) == 1424)
+    }
+
     @Test func neverUnderTheMinimum() {
         var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 700, enabled: true)
         #expect(controller.update(destinations: [congested(carryingKbps: 100)], audioKbps: 128) == 600)

@@ -308,7 +308,7 @@ import Testing
             == "unknown key 'framerate'; the keys are: resolution, fps, gopSeconds, qualityMode, "
             + "targetVideoBitrateKbps, minVideoBitrateKbps, initialVideoBitrateKbps, encoder, audioSampleRateHz, "
             + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, autoBitrate, "
-            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs")
+            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile")
     }
 
     @Test func jsonValueOfTheWrongTypeNamesTheKey() {
@@ -352,5 +352,23 @@ import Testing
         } catch {
             return "not a LivePushConfigError: \(error)"
         }
+    }
+}
+
+/// The RTMPS and key-file settings (issue 13).
+@Suite(.timeLimit(.minutes(10))) struct SecureSettingsConfigTests {
+    @Test func caFileAndURLFileAreReadFromJSON() throws {
+        let config = try LivePushConfig.decodeJSON(Data(#"{"caFile": "/etc/ssl/certs/ca-certificates.crt", "urlFile": "/run/keys"}"#.utf8))
+        #expect(config.caFile == "/etc/ssl/certs/ca-certificates.crt" && config.urlFile == "/run/keys")
+    }
+
+    @Test func aMissingCAFileIsRefusedByItsOption() {
+        var config = LivePushConfig()
+        config.caFile = "/nonexistent/ca.pem"
+        #expect(throws: LivePushConfigError.unreadableFile(.caFile, path: "/nonexistent/ca.pem", reason: "does not exist")) {
+            try config.validated()
+        }
+        #expect(LivePushConfigError.unreadableFile(.caFile, path: "/x.pem", reason: "does not exist").description
+            == "--ca-file '/x.pem' does not exist")
     }
 }

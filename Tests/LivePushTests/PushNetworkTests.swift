@@ -27,7 +27,7 @@ struct PushNetworkTests {
         var text: String { lock.withLock { messages.joined(separator: "\n") } }
     }
 
-    private func config(targetKbps: Int = 1500, minKbps: Int = 300) -> LivePushConfig {
+    func config(targetKbps: Int = 1500, minKbps: Int = 300) -> LivePushConfig {
         var config = LivePushConfig()
         config.resolution = .size(width: 320, height: 240)
         config.fps = 30
@@ -41,7 +41,7 @@ struct PushNetworkTests {
     }
 
     /// A pusher fed by a helper with changing pictures and a 440 Hz tone.
-    private func startPusher(_ config: LivePushConfig, observer: Recorder) throws -> (LivePusher, SignalHelper) {
+    func startPusher(_ config: LivePushConfig, observer: Recorder) throws -> (LivePusher, SignalHelper) {
         let runtime = privateRuntimeDirectory()
         let group = UniqueName.make("net")
         let pusher = try LivePusher(config: config, observer: observer)
@@ -53,7 +53,7 @@ struct PushNetworkTests {
     }
 
     /// Audio and video packet times (ms) of an FLV nginx recorded.
-    private func packetTimesMs(_ path: String, stream: String) throws -> [Int] {
+    func packetTimesMs(_ path: String, stream: String) throws -> [Int] {
         let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries",
                                                        "packet=pts", "-of", "csv=p=0", path])
         return result.standardOutput.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }

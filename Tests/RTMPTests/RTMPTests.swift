@@ -20,8 +20,17 @@ import TestSupport
         #expect(!"\(url)".contains("secret"))
     }
 
+    @Test(.timeLimit(.minutes(10))) func rtmpsIsTLSOnPort443ByDefault() throws {
+        let url = try RTMPURL("rtmps://ingest.example.invalid/app/secret-key")
+        #expect(url.isSecure && url.port == 443)
+        #expect(url.tcURL == "rtmps://ingest.example.invalid:443/app")
+        #expect(url.description == "rtmps://ingest.example.invalid/app/****")
+        let other = try RTMPURL("rtmps://127.0.0.1:4443/live/k")
+        #expect(other.port == 4443 && other.description == "rtmps://127.0.0.1:4443/live/****")
+        #expect(try !RTMPURL("rtmp://host/app/key").isSecure)
+    }
+
     @Test func badURLsSayHowToWriteOne() {
-        #expect(throws: RTMPURL.ParseError.rtmpsNotSupported) { try RTMPURL("rtmps://host/app/key") }
         #expect(throws: RTMPURL.ParseError.missingAppOrKey) { try RTMPURL("rtmp://host/app") }
         #expect(throws: RTMPURL.ParseError.badPort("99999")) { try RTMPURL("rtmp://host:99999/app/key") }
         #expect(throws: RTMPURL.ParseError.notRTMP("http")) { try RTMPURL("http://host/app/key") }

@@ -9,6 +9,8 @@ public enum TestEnvironment {
     public enum Part: String, CaseIterable, Sendable {
         case x11
         case rtmp
+        /// The TLS front (nginx stream + ssl) before nginx-rtmp, and the test CA (issue 13).
+        case rtmps
         case pipewire
 
         /// The variables tools/testenv writes for this part.
@@ -16,6 +18,10 @@ public enum TestEnvironment {
             switch self {
             case .x11: return ["LIVEPUSH_TEST_DISPLAY", "LIVEPUSH_TEST_SCREEN_SIZE"]
             case .rtmp: return ["LIVEPUSH_TEST_RTMP_URL", "LIVEPUSH_TEST_RTMP_RECORD_DIR", "LIVEPUSH_TEST_HTTP_PORT"]
+            case .rtmps:
+                return ["LIVEPUSH_TEST_RTMPS_URL", "LIVEPUSH_TEST_RTMPS_WRONG_NAME_URL", "LIVEPUSH_TEST_RTMPS_EXPIRED_URL",
+                        "LIVEPUSH_TEST_RTMPS_UNTRUSTED_URL", "LIVEPUSH_TEST_RTMPS_OLD_TLS_URL", "LIVEPUSH_TEST_TLS_CA_FILE",
+                        "LIVEPUSH_TEST_TLS_DIR", "LIVEPUSH_TEST_NGINX_STREAM_MODULE"]
             case .pipewire:
                 return ["XDG_RUNTIME_DIR", "LIVEPUSH_TEST_MIC", "LIVEPUSH_TEST_TONE_HZ", "LIVEPUSH_TEST_DESKTOP_SINK",
                         "LIVEPUSH_TEST_DESKTOP_TONE_HZ"]
@@ -78,6 +84,30 @@ public enum TestEnvironment {
     public static func recordedFile(key: String) throws -> URL {
         URL(fileURLWithPath: try value("LIVEPUSH_TEST_RTMP_RECORD_DIR", of: .rtmp)).appendingPathComponent(key + ".flv")
     }
+
+    // MARK: RTMPS (the TLS front)
+
+    /// The TLS fronts of tools/testenv, each proxying to nginx-rtmp with its own certificate.
+    public enum TLSFront: String, Sendable, CaseIterable {
+        /// For 127.0.0.1 and localhost, signed by the test CA.
+        case good = "LIVEPUSH_TEST_RTMPS_URL"
+        /// For wrong-name.invalid only.
+        case wrongName = "LIVEPUSH_TEST_RTMPS_WRONG_NAME_URL"
+        /// Expired in 2020.
+        case expired = "LIVEPUSH_TEST_RTMPS_EXPIRED_URL"
+        /// Signed by a CA nobody trusts.
+        case untrusted = "LIVEPUSH_TEST_RTMPS_UNTRUSTED_URL"
+        /// TLS 1.0 only: the handshake fails.
+        case oldTLS = "LIVEPUSH_TEST_RTMPS_OLD_TLS_URL"
+    }
+
+    /// `rtmps://127.0.0.1:PORT/<app>/<key>` through `front` (app `record` writes `recordedFile(key:)`).
+    public static func rtmpsURL(_ front: TLSFront = .good, app: String = "record", key: String) throws -> String {
+        try value(front.rawValue, of: .rtmps) + "/\(app)/" + key
+    }
+
+    /// The test CA's certificate (PEM), for `--ca-file`.
+    public static func testCAFile() throws -> String { try value("LIVEPUSH_TEST_TLS_CA_FILE", of: .rtmps) }
 
     /// The node name of the virtual microphone (an Audio/Source playing a tone).
     public static func microphone() throws -> String { try value("LIVEPUSH_TEST_MIC", of: .pipewire) }

@@ -1,28 +1,23 @@
 import Glibc
 
 /// A TCP connection with a deadline on every read and write. Errors name the step.
-final class RTMPSocket {
+public final class TCPStream: ByteStream {
     let descriptor: Int32
-    private(set) var bytesReceived: UInt64 = 0
-
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-        var kind: RTMPError.Kind = .handshakeFailed
-    }
+    public private(set) var bytesReceived: UInt64 = 0
 
     /// Resolves `host` and connects within `timeoutMs`.
-    init(host: String, port: UInt16, timeoutMs: Int, sendBufferBytes: Int) throws(Failure) {
+    public init(host: String, port: UInt16, timeoutMs: Int, sendBufferBytes: Int) throws(TransportError) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var results: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &results)
         guard status == 0, let first = results else {
-            throw Failure(description: "cannot resolve '\(host)': \(String(cString: gai_strerror(status)))", kind: .dnsFailed)
+            throw TransportError("cannot resolve '\(host)': \(String(cString: gai_strerror(status)))", kind: .dnsFailed)
         }
         defer { freeaddrinfo(results) }
         var lastError = "no address"
-        var lastKind = RTMPError.Kind.connectionRefused
+        var lastKind = TransportError.Kind.connectionRefused
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let address = entry {
             let fd = socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -41,19 +36,19 @@ final class RTMPSocket {
                 }
                 lastKind = errno == ECONNREFUSED ? .connectionRefused : errno == EINPROGRESS || errno == EAGAIN || errno == ETIMEDOUT
                     ? .timedOut : .connectionRefused
-                lastError = errno == ECONNREFUSED ? "connection refused (is an RTMP server listening on port \(port)?)"
+                lastError = errno == ECONNREFUSED ? "connection refused (is a server listening on port \(port)?)"
                     : String(cString: strerror(errno))
                 close(fd)
             }
             entry = address.pointee.ai_next
         }
-        throw Failure(description: "cannot connect to \(host):\(port): \(lastError)", kind: lastKind)
+        throw TransportError("cannot connect to \(host):\(port): \(lastError)", kind: lastKind)
     }
 
     deinit { close(descriptor) }
 
     /// Makes a blocked read or write on another thread fail at once.
-    func abort() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+    public func abort() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
     private static func setTimeout(_ fd: Int32, _ timeoutMs: Int) {
         var timeout = timeval(tv_sec: timeoutMs / 1000, tv_usec: (timeoutMs % 1000) * 1000)
@@ -61,29 +56,29 @@ final class RTMPSocket {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    func write(_ bytes: [UInt8], step: String) throws(Failure) {
+    public func write(_ bytes: [UInt8], step: String) throws(TransportError) {
         var sent = 0
         while sent < bytes.count {
             let result = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw Failure(description: "\(step): sending failed: \(errno == EAGAIN ? "timed out" : String(cString: strerror(errno)))",
-                              kind: errno == EAGAIN ? .timedOut : .networkLost)
+                throw TransportError("\(step): sending failed: \(errno == EAGAIN ? "timed out" : String(cString: strerror(errno)))",
+                                     kind: errno == EAGAIN ? .timedOut : .networkLost)
             }
             sent += result
         }
     }
 
-    func read(_ count: Int, step: String) throws(Failure) -> [UInt8] {
+    public func read(_ count: Int, step: String) throws(TransportError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
         var received = 0
         while received < count {
             let result = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + received, count - received, 0) }
-            if result == 0 { throw Failure(description: "\(step): the server closed the connection", kind: .networkLost) }
+            if result == 0 { throw TransportError("\(step): the server closed the connection", kind: .networkLost) }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw Failure(description: "\(step): \(errno == EAGAIN ? "no answer in time" : String(cString: strerror(errno)))",
-                              kind: errno == EAGAIN ? .timedOut : .networkLost)
+                throw TransportError("\(step): \(errno == EAGAIN ? "no answer in time" : String(cString: strerror(errno)))",
+                                     kind: errno == EAGAIN ? .timedOut : .networkLost)
             }
             received += result
         }

@@ -1,0 +1,74 @@
+import FLV
+import Media
+import RTMP
+import SRT
+
+/// One live connection of a push output to its server: RTMP (over TCP or TLS) or SRT. The
+/// output's sender thread owns it; only `abort` is called from another thread. Failures are
+/// `RTMPError`s for either protocol (`PushError`), so the status events, retries and codes are
+/// the same.
+protocol PushConnection: AnyObject {
+    /// Metadata and the sequence headers (RTMP), or nothing (MPEG-TS repeats them in-band).
+    func sendHeaders() throws(PushError)
+    /// One encoded frame at `timestampMs` on the stream's timeline; returns the bytes written.
+    func send(video packet: EncodedVideoPacket, timestampMs: UInt32) throws(PushError) -> Int
+    /// One AAC frame at `timestampMs`; returns the bytes written.
+    func send(audio packet: EncodedAudioPacket, timestampMs: UInt32) throws(PushError) -> Int
+    /// Media accepted but not yet acknowledged by the network, in ms (SRT's send buffer; RTMP: 0,
+    /// its backlog is the output's queue). Added to the queue for congestion and auto bitrate.
+    var transportBacklogMs: Int { get }
+    /// The protocol's own figures since the previous call (SRT), nil for RTMP.
+    func takeTransportFigures() -> SRTStatistics?
+    /// Ends the stream politely (FCUnpublish; SRT close).
+    func finish()
+    /// Breaks the connection from another thread.
+    func abort()
+}
+
+/// Push failures, whatever the protocol: the step, a sentence, and a kind to act on.
+typealias PushError = RTMPError
+
+/// The stream's metadata and sequence headers, shared by every connection of one output.
+struct StreamHeaders {
+    let decoderConfiguration: [UInt8]
+    let audioSpecificConfig: [UInt8]?
+    let metadata: [(String, AMF0Value)]
+}
+
+/// RTMP or RTMPS: FLV tag bodies through our `RTMPPublisher`.
+final class RTMPConnection: PushConnection {
+    private let publisher: RTMPPublisher
+    private let headers: StreamHeaders
+
+    init(url: RTMPURL, caFile: String?, sendBufferBytes: Int, headers: StreamHeaders) throws(PushError) {
+        publisher = try RTMPPublisher(url: url, caFile: caFile, sendBufferBytes: sendBufferBytes)
+        self.headers = headers
+    }
+
+    func sendHeaders() throws(PushError) {
+        try publisher.sendMetadata(headers.metadata)
+        try publisher.sendVideo(FLV.avcSequenceHeaderBody(decoderConfigurationRecord: headers.decoderConfiguration),
+                                timestampMs: 0)
+        if let config = headers.audioSpecificConfig {
+            try publisher.sendAudio(FLV.aacSequenceHeaderBody(audioSpecificConfig: config), timestampMs: 0)
+        }
+    }
+
+    func send(video packet: EncodedVideoPacket, timestampMs: UInt32) throws(PushError) -> Int {
+        let body = FLV.avcVideoBody(lengthPrefixedNALUnits: AVC.lengthPrefixed(annexB: packet.data),
+                                    isKeyframe: packet.isKeyframe, compositionTimeMs: 0)
+        try publisher.sendVideo(body, timestampMs: timestampMs)
+        return body.count
+    }
+
+    func send(audio packet: EncodedAudioPacket, timestampMs: UInt32) throws(PushError) -> Int {
+        let body = FLV.aacFrameBody(packet.data)
+        try publisher.sendAudio(body, timestampMs: timestampMs)
+        return body.count
+    }
+
+    var transportBacklogMs: Int { 0 }
+    func takeTransportFigures() -> SRTStatistics? { nil }
+    func finish() { publisher.finish() }
+    func abort() { publisher.abort() }
+}
