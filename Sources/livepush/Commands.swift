@@ -13,7 +13,7 @@ enum Commands {
 
     static let program = ProgramSpec(
         name: "livepush",
-        summary: "broadcast a Linux screen and microphone to RTMP servers and recordings",
+        summary: "broadcast a Linux screen and microphone to RTMP, RTMPS and SRT servers and recordings",
         description: """
             livepush broadcasts a Linux desktop: the screen, the microphone and optionally the
             desktop's own sound, to RTMP servers and to local recordings. The screen comes from a
