@@ -18,6 +18,8 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
         case missingHost
         case badPort(String)
         case missingAppOrKey
+        /// `rtmp://user:password@host/...`: the user information is never echoed.
+        case credentialsInURL
 
         public var description: String {
             switch self {
@@ -26,6 +28,9 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
             case .missingHost: return "the URL has no host; use rtmp://host[:port]/app/key"
             case .badPort(let port): return "port '\(port)' is not a number from 1 to 65535"
             case .missingAppOrKey: return "the URL needs an application and a stream key: rtmp://host/app/key"
+            case .credentialsInURL:
+                return "the URL has a user name or password before the host (rtmp://****@host/...), which RTMP does "
+                    + "not take there; use the stream key your server gives (rtmp://host/app/KEY), or the query it documents"
             }
         }
     }
@@ -38,6 +43,7 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
         let rest = text[schemeEnd.upperBound...]
         guard let slash = rest.firstIndex(of: "/") else { throw .missingAppOrKey }
         let authority = rest[..<slash]
+        guard !authority.contains("@") else { throw .credentialsInURL }
         let hostPart: Substring
         if let colon = authority.lastIndex(of: ":") {
             let portText = String(authority[authority.index(after: colon)...])

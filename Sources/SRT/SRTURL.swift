@@ -26,6 +26,8 @@ public struct SRTURL: Equatable, Sendable, CustomStringConvertible {
         case badPassphraseLength(Int)
         case notCaller(String)
         case unknownParameter(String)
+        /// `srt://user:password@host:port`: the user information is never echoed.
+        case credentialsInURL
 
         public var description: String {
             switch self {
@@ -40,6 +42,9 @@ public struct SRTURL: Equatable, Sendable, CustomStringConvertible {
                     + "\(passphraseLengthRange.upperBound)"
             case .notCaller(let mode):
                 return "mode '\(mode)' is not supported: LivePush connects to the server (mode=caller, the default)"
+            case .credentialsInURL:
+                return "the SRT URL has a user name or password before the host (srt://****@host:port); put the "
+                    + "secret in passphrase=... (and the stream's name in streamid=...)"
             case .unknownParameter(let name):
                 return "unknown SRT URL parameter '\(name)'; the parameters are streamid, passphrase, latency and mode"
             }
@@ -54,6 +59,7 @@ public struct SRTURL: Equatable, Sendable, CustomStringConvertible {
         let parts = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         var authority = parts.first ?? ""
         if authority.hasSuffix("/") { authority = authority.dropLast() }
+        guard !authority.contains("@") else { throw .credentialsInURL }
         guard let colon = authority.lastIndex(of: ":") else {
             if authority.isEmpty { throw .missingHost }
             throw .missingPort

@@ -57,6 +57,20 @@ extension SharedScreen {
             #expect(!result.standardError.contains("hidden") && !result.standardOutput.contains("hidden"))
         }
 
+        /// A user name and password before the host are refused and never echoed, in any scheme.
+        @Test(arguments: ["rtmp://viewer:PASSWORD@127.0.0.1:9/live/hidden", "rtmps://PASSWORD@127.0.0.1:9/live/hidden",
+                          "srt://viewer:PASSWORD@127.0.0.1:9?streamid=hidden&passphrase=hiddenhidden"])
+        func credentialsBeforeTheHostAreRefusedWithoutBeingEchoed(url: String) throws {
+            let result = try ProcessRunner.run(livepush, ["push", url, "--display", try TestEnvironment.display(), "--quiet"],
+                                               timeoutSeconds: 30)
+            #expect(result.exitCode == 1, "\(result)")
+            #expect(result.standardError.contains("a user name or password before the host"), "\(result)")
+            for secret in ["PASSWORD", "viewer", "hidden"] {
+                #expect(!result.standardError.contains(secret) && !result.standardOutput.contains(secret),
+                        "'\(secret)' was printed: \(result)")
+            }
+        }
+
         @Test func urlThatIsNotRTMPSaysHowToWriteOne() throws {
             let result = try ProcessRunner.run(livepush, ["push", "http://127.0.0.1/live/key",
                                                           "--display", try TestEnvironment.display(), "--quiet"])

@@ -23,6 +23,12 @@ import Testing
         ("srt://host:9000?latency=5", "latency '5' is not a number of ms from 20 to 8000"),
         ("srt://host:9000?mode=listener", "mode 'listener' is not supported: LivePush connects to the server (mode=caller, the default)"),
         ("srt://host:9000?key=secret", "unknown SRT URL parameter 'key'; the parameters are streamid, passphrase, latency and mode"),
+        ("rtmp://user:PASSWORD@host/live/key", "the URL has a user name or password before the host (rtmp://****@host/...), "
+            + "which RTMP does not take there; use the stream key your server gives (rtmp://host/app/KEY), or the query it documents"),
+        ("rtmps://PASSWORD@host:443/live/key", "the URL has a user name or password before the host (rtmp://****@host/...), "
+            + "which RTMP does not take there; use the stream key your server gives (rtmp://host/app/KEY), or the query it documents"),
+        ("srt://user:PASSWORD@host:9000?streamid=k", "the SRT URL has a user name or password before the host "
+            + "(srt://****@host:port); put the secret in passphrase=... (and the stream's name in streamid=...)"),
         ("ftp://host/app/key", "'ftp' is not a push URL; use rtmp://host[:port]/app/key, rtmps://host[:port]/app/key or srt://host:port?streamid=..."),
     ])
     func badURLsSayWhatIsWrongWithoutTheSecret(text: String, reason: String) {
