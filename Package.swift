@@ -34,6 +34,11 @@ let package = Package(
             name: "CDBus", pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]),
 
+        // Sound: the microphone's noise suppression and automatic gain (issue 17).
+        .systemLibrary(
+            name: "CSpeexDSP", pkgConfig: "speexdsp",
+            providers: [.apt(["libspeexdsp-dev"])]),
+
         // MARK: Linux calls that Swift's Glibc module does not expose.
 
         .target(
@@ -51,7 +56,9 @@ let package = Package(
         .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
         // PipeWire screen capture: a video pw_stream, the ScreenCast portal (issue 9).
         .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus"]),
-        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "AudioCapture"]),
+        // Sound processing: noise suppression (speexdsp), voice activity (issue 17).
+        .target(name: "AudioProcessing", dependencies: ["CSpeexDSP"]),
+        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "AudioCapture", "AudioProcessing"]),
 
         // MARK: Executables.
 
@@ -64,7 +71,8 @@ let package = Package(
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture", "PipeWireScreen"]),
         .executableTarget(
             name: "livepush-bench",
-            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen"]),
+            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen",
+                           "AudioProcessing"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 

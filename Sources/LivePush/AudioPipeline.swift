@@ -61,6 +61,8 @@ final class AudioPipeline: @unchecked Sendable {
     /// Called on the pipeline thread with each 20 ms of background music, after its volume:
     /// what ear monitoring plays besides the microphone.
     var onMusicFrame: (@Sendable ([Float]) -> Void)?
+    /// Called from the microphone's thread with its samples as they arrive (ear monitoring).
+    var onMicrophoneSamples: (@Sendable ([Float], Int, Int, UInt64) -> Void)?
     private let pullSources = Mutex<[AudioSourceKind: any AudioPullSource]>([:])
 
     struct State {
@@ -121,6 +123,7 @@ final class AudioPipeline: @unchecked Sendable {
     /// at `ptsNs` (CLOCK_MONOTONIC). Called from any thread.
     func push(_ samples: [Float], rateHz: Int, channels: Int, ptsNs: UInt64, from source: AudioSourceKind) {
         guard !samples.isEmpty, channels > 0 else { return }
+        if source == .microphone, let onMicrophoneSamples { onMicrophoneSamples(samples, rateHz, channels, ptsNs) }
         let outputRate = settings.sampleRateHz, outputChannels = settings.channels
         let first = state.withLock { state -> Bool in
             var queue = state.sources[source] ?? SourceQueue()

@@ -77,7 +77,7 @@ final class BackgroundMusic: AudioPullSource, @unchecked Sendable {
                 if pendingStart == pending.count {
                     pending = []
                     pendingStart = 0
-                    do {
+                    do throws(MediaError) {
                         pending = try decoder.decodeNext()
                         if pending.isEmpty {
                             guard loop else {
@@ -89,7 +89,7 @@ final class BackgroundMusic: AudioPullSource, @unchecked Sendable {
                             playedFrames = 0
                             lastProgressSecond = -1
                             pending = try decoder.decodeNext()
-                            if pending.isEmpty { throw MediaError.ffmpeg(call: "decode '\(decoder.path)'", code: -1,
+                            if pending.isEmpty { throw .ffmpeg(call: "decode '\(decoder.path)'", code: -1,
                                                                          message: "no audio after the start of the file") }
                         }
                     } catch {

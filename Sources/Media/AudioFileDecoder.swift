@@ -37,13 +37,13 @@ public final class AudioFileDecoder {
         var codec: UnsafeMutablePointer<AVCodecContext>?
         var index: Int32 = -1
         var name = ""
-        do {
+        do throws(MediaError) {
             try ffmpegCall("open '\(path)'") { avformat_open_input(&format, path, nil, nil) }
             try ffmpegCall("read the streams of '\(path)'") { avformat_find_stream_info(format, nil) }
             var decoder: UnsafePointer<AVCodec>?
             index = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
             guard index >= 0, let decoder, let stream = format?.pointee.streams[Int(index)] else {
-                throw MediaError.ffmpeg(call: "open '\(path)'", code: index,
+                throw .ffmpeg(call: "open '\(path)'", code: index,
                                         message: "no audio stream this FFmpeg can decode in the file")
             }
             codec = avcodec_alloc_context3(decoder)
