@@ -1,0 +1,159 @@
+import CaptureLink
+import Foundation
+import LivePush
+import Testing
+import TestSupport
+
+/// Noise suppression and voice activity on a real PipeWire microphone (issue 17): a private
+/// virtual mic (pw-loopback) into which pw-play plays a signal made by ffmpeg.
+@Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire) && TestEnvironment.isEnabled(.rtmp),
+                "needs the test PipeWire daemon and nginx-rtmp (make test)"), .timeLimit(.minutes(3)))
+struct MicrophoneProcessingTests {
+    final class Recorder: LivePusherObserver, @unchecked Sendable {
+        let lock = NSLock()
+        /// Each mixed frame: its time on the stream and its level.
+        var frames: [(ptsMs: Int64, dbfs: Double)] = []
+        /// Each voice activity report with the last frame time mixed when it arrived.
+        var voice: [(active: Bool, lastPtsMs: Int64)] = []
+        var warnings: [String] = []
+        func onProcessAudioFrame(_ frame: inout AudioFrame) {
+            let level = AudioAnalysis.rmsDbfs(frame.samples)
+            lock.withLock { frames.append((frame.ptsMs, level)) }
+        }
+        func onVoiceActivityDetected(_ active: Bool) {
+            lock.withLock { voice.append((active, frames.last?.ptsMs ?? -1)) }
+        }
+        func onWarning(code: Int32, message: String, extraInfo: [String: String]) { lock.withLock { warnings.append(message) } }
+    }
+
+    /// A virtual mic named `name` playing `expression` (ffmpeg aevalsrc, mono 48 kHz) for `seconds`.
+    final class SignalMic {
+        let name = UniqueName.make("lp-vmic")
+        private var loopback: RunningCommand
+        private var player: RunningCommand?
+        private let file: String
+
+        init(expression: String, seconds: Double) throws {
+            file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("signal")).path + ".wav"
+            let made = try ProcessRunner.run("ffmpeg", ["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                                                        "aevalsrc=\(expression):s=48000:d=\(seconds)", "-c:a", "pcm_s16le", file])
+            guard made.exitCode == 0 else { throw MicProblem(description: "ffmpeg could not make the signal: \(made)") }
+            loopback = try ProcessRunner.start("pw-loopback", [
+                "--name", name + "-loopback",
+                "--capture-props=media.class=Audio/Sink node.name=\(name)-in priority.session=0",
+                "--playback-props=media.class=Audio/Source node.name=\(name) priority.session=0",
+            ])
+            let deadline = Date().addingTimeInterval(5)
+            while Date() < deadline {
+                let nodes = try ProcessRunner.run("pw-cli", ["ls", "Node"])
+                if nodes.standardOutput.contains("\"\(name)-in\"") && nodes.standardOutput.contains("\"\(name)\"") { return }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            throw MicProblem(description: "pw-loopback did not create \(name)")
+        }
+
+        /// Starts playing the signal into the mic.
+        func play() throws { player = try ProcessRunner.start("pw-play", ["--target", name + "-in", file]) }
+
+        deinit {
+            for command in [player, loopback].compactMap({ $0 }) {
+                if command.isRunning { command.interrupt() }
+                _ = command.finish()
+            }
+            try? FileManager.default.removeItem(atPath: file)
+        }
+    }
+
+    struct MicProblem: Error, CustomStringConvertible { let description: String }
+
+    private func config() -> LivePushConfig {
+        var config = LivePushConfig()
+        config.resolution = .size(width: 320, height: 240)
+        config.fps = 15
+        return config
+    }
+
+    /// Pushes `seconds` with `mic` as the microphone; `at(t)` runs after each whole second t.
+    private func push(mic: SignalMic, seconds: Int, observer: Recorder, at: (LivePusher, Int) -> Void) throws -> String {
+        let key = UniqueName.make("micproc")
+        let pusher = try LivePusher(config: config(), observer: observer)
+        try pusher.startScreenCapture(group: UniqueName.make("micproc"), runtimeDirectory: privateRuntimeDirectory())
+        #expect(pusher.startMicrophone(name: mic.name) == 0)
+        #expect(pusher.startPush(url: try TestEnvironment.recordURL(key: key)) == 0)
+        try mic.play()
+        at(pusher, 0)
+        let startNs = MonotonicClock.nowNs()
+        for second in 1...seconds {
+            MonotonicClock.sleep(untilNs: startNs + UInt64(second) * 1_000_000_000)
+            at(pusher, second)
+        }
+        pusher.destroy()
+        return key
+    }
+
+    /// Tone bursts (1 kHz, 0.8 s on, 0.8 s off): voice activity follows each start and stop
+    /// within 300 ms (from the sound's capture time to the report).
+    @Test func toneBurstsToggleVoiceActivityWithin300Milliseconds() throws {
+        let mic = try SignalMic(expression: "0.25*sin(2*PI*1000*t)*lt(mod(t\\,1.6)\\,0.8)", seconds: 12)
+        let observer = Recorder()
+        _ = try push(mic: mic, seconds: 8, observer: observer) { pusher, second in
+            if second == 0 { pusher.enableVoiceActivityDetection(true) }
+        }
+        let (frames, voice) = observer.lock.withLock { (observer.frames, observer.voice) }
+        // Where the sound starts and stops in the mix, frame by frame.
+        var changes: [(active: Bool, ptsMs: Int64)] = []
+        var loud = false
+        for frame in frames where (frame.dbfs > -30) != loud {
+            loud.toggle()
+            changes.append((loud, frame.ptsMs))
+        }
+        #expect(changes.count >= 6, "sound changes \(changes)")
+        #expect(voice.count >= 6 && voice.count <= changes.count, "voice \(voice), sound \(changes)")
+        // The mixer runs 20 ms (a frame) + 50 ms (its wait for late samples) behind capture.
+        var latenciesMs: [Int64] = []
+        defer { print("voice activity latency ms (true/false alternating): \(latenciesMs)") }
+        for report in voice {
+            let change = try #require(changes.last { $0.active == report.active && $0.ptsMs <= report.lastPtsMs },
+                                      "no sound change before \(report)")
+            let latencyMs = report.lastPtsMs + 70 - change.ptsMs
+            latenciesMs.append(latencyMs)
+            #expect(latencyMs <= 300, "voice \(report.active) reported \(latencyMs) ms after the sound changed")
+        }
+        #expect(zip(voice, voice.dropFirst()).allSatisfy { $0.active != $1.active }, "\(voice)")
+    }
+
+    /// White noise at about −40 dBFS and 1 kHz tone bursts at −15 dBFS: with suppression on
+    /// (high), the noise between the bursts falls by 10 dB or more at nginx and the tone stays
+    /// within 3 dB.
+    @Test func suppressionLowersTheNoiseByTenDecibelsAndKeepsTheTone() throws {
+        let mic = try SignalMic(expression: "0.25*sin(2*PI*1000*t)*lt(mod(t\\,1)\\,0.5)+0.017*(2*random(0)-1)", seconds: 14)
+        let observer = Recorder()
+        let key = try push(mic: mic, seconds: 10, observer: observer) { pusher, second in
+            if second == 4 { pusher.setAudioDenoise(.high) }
+        }
+        let received = try SoundSignals.receivedAudio(key: key, atLeastSeconds: 9.5)
+        #expect(received.count >= 48000 * 9, "\(received.count) samples reached nginx")
+        // 20 ms windows: in a burst (well above the noise) or between; the windows next to a
+        // change are left out (the burst's edges click).
+        func levels(_ from: Double, _ to: Double) -> (tone: Double, noise: Double) {
+            let window = 960
+            let dbfs = stride(from: Int(from * 48000), to: min(received.count, Int(to * 48000)) - window, by: window)
+                .map { AudioAnalysis.rmsDbfs(Array(received[$0..<($0 + window)])) }
+            var tone: [Double] = [], noise: [Double] = []
+            for index in 2..<max(2, dbfs.count - 2) {
+                let around = dbfs[(index - 2)...(index + 2)]
+                if around.allSatisfy({ $0 > -25 }) { tone.append(dbfs[index]) }
+                if around.allSatisfy({ $0 < -25 }) { noise.append(dbfs[index]) }
+            }
+            func mean(_ values: [Double]) -> Double {
+                10 * log10(values.map { pow(10, $0 / 10) }.reduce(0, +) / Double(max(1, values.count)))
+            }
+            return (mean(tone), mean(noise))
+        }
+        let off = levels(1.5, 3.8), on = levels(6.0, 9.0)
+        print("denoise at nginx: off \(off), on (high) \(on)")
+        #expect(off.noise > -46 && off.noise < -34 && off.tone > -20, "without suppression: \(off)")
+        #expect(off.noise - on.noise >= 10, "noise without \(off.noise) dBFS, with suppression \(on.noise) dBFS")
+        #expect(abs(off.tone - on.tone) <= 3, "tone without \(off.tone) dBFS, with suppression \(on.tone) dBFS")
+    }
+}
