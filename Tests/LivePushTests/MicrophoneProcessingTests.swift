@@ -156,4 +156,47 @@ struct MicrophoneProcessingTests {
         #expect(off.noise - on.noise >= 10, "noise without \(off.noise) dBFS, with suppression \(on.noise) dBFS")
         #expect(abs(off.tone - on.tone) <= 3, "tone without \(off.tone) dBFS, with suppression \(on.tone) dBFS")
     }
+
+    /// Ear monitoring: the mic's tone reaches the chosen sink (a second virtual device, whose
+    /// other side pw-record records), with the latency from capture to the sink measured.
+    @Test func earMonitoringPlaysTheMicToTheSinkAndMeasuresItsLatency() throws {
+        let mic = try SignalMic(expression: "0.25*sin(2*PI*1000*t)", seconds: 12)
+        let ear = try SignalMic(expression: "0", seconds: 1)  // its "-in" side is the sink we play to
+        let recorded = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ear")).path + ".wav"
+        defer { try? FileManager.default.removeItem(atPath: recorded) }
+        let observer = Recorder()
+        var recorder: RunningCommand?
+        var latencies: [Int] = []
+        var code: Int32 = 99
+        _ = try push(mic: mic, seconds: 5, observer: observer) { pusher, second in
+            if second == 0 {
+                code = pusher.setEarsBack(true, sink: ear.name + "-in")
+                recorder = try? ProcessRunner.start("pw-record", ["--target", ear.name, recorded])
+            }
+            if second >= 2, let latency = pusher.earMonitorLatencyMs { latencies.append(latency) }
+        }
+        let running = try #require(recorder, "pw-record did not start")
+        running.interrupt()
+        _ = running.finish()
+        print("ear monitor latency ms (capture to sink, each second): \(latencies)")
+        #expect(code == 0, "setEarsBack: \(code), \(observer.lock.withLock { observer.warnings })")
+        let samples = try AudioAnalysis.decodeMono(recorded)
+        #expect(samples.count > 48000 * 2, "\(samples.count) samples reached the ear-monitor sink")
+        let tail = Array(samples.dropFirst(48000))
+        #expect(abs(AudioAnalysis.dominantFrequencyHz(tail, sampleRateHz: 48000) - 1000) < 2)
+        #expect(AudioAnalysis.toneLevelDbfs(tail, frequencyHz: 1000, sampleRateHz: 48000) > -20)
+        #expect(latencies.count >= 2 && latencies.allSatisfy { $0 > 0 && $0 < 150 }, "\(latencies)")
+    }
+
+    @Test func earMonitoringToAMissingSinkIsAnErrorAndTheStreamGoesOn() throws {
+        let mic = try SignalMic(expression: "0.25*sin(2*PI*1000*t)", seconds: 6)
+        let observer = Recorder()
+        var code: Int32 = 0
+        let key = try push(mic: mic, seconds: 3, observer: observer) { pusher, second in
+            if second == 0 { code = pusher.setEarsBack(true, sink: "no-such-sink") }
+        }
+        #expect(code == LivePushErrorCode.earMonitorUnavailable)
+        let received = try SoundSignals.receivedAudio(key: key, atLeastSeconds: 2.5)
+        #expect(abs(AudioAnalysis.dominantFrequencyHz(Array(received.dropFirst(48000)), sampleRateHz: 48000) - 1000) < 2)
+    }
 }
