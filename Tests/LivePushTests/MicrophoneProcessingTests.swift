@@ -171,7 +171,7 @@ struct MicrophoneProcessingTests {
         _ = try push(mic: mic, seconds: 5, observer: observer) { pusher, second in
             if second == 0 {
                 code = pusher.setEarsBack(true, sink: ear.name + "-in")
-                recorder = try? ProcessRunner.start("pw-record", ["--target", ear.name, recorded])
+                recorder = try? ProcessRunner.start("pw-record", ["--latency", "256", "--target", ear.name, recorded])
             }
             if second >= 2, let latency = pusher.earMonitorLatencyMs { latencies.append(latency) }
         }
