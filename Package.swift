@@ -53,9 +53,11 @@ let package = Package(
         .target(name: "RTMP", dependencies: ["FLV"]),
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
-        .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
+        // One PipeWire connection (loop, context, core, registry, errors) for every user (issue 17).
+        .target(name: "PipeWireCore", dependencies: ["CPipeWire"]),
+        .target(name: "AudioCapture", dependencies: ["CPipeWire", "PipeWireCore"]),
         // PipeWire screen capture: a video pw_stream, the ScreenCast portal (issue 9).
-        .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus"]),
+        .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus", "PipeWireCore"]),
         // Sound processing: noise suppression (speexdsp), voice activity (issue 17).
         .target(name: "AudioProcessing", dependencies: ["CSpeexDSP"]),
         .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "AudioCapture", "AudioProcessing"]),
