@@ -60,6 +60,9 @@ public final class PipeWireConnection: @unchecked Sendable {
     public private(set) var daemonError: String?
     /// Whether the daemon went away (its socket broke: the core reported EPIPE).
     public private(set) var daemonLost = false
+    /// What the daemon said about itself (the core's info event): its name and version.
+    public private(set) var serverName: String?
+    public private(set) var serverVersion: String?
     /// A global appeared: id, interface type, properties.
     public var onGlobal: ((UInt32, String, UnsafePointer<spa_dict>?) -> Void)?
     public var onGlobalRemove: ((UInt32) -> Void)?
@@ -130,6 +133,7 @@ public final class PipeWireConnection: @unchecked Sendable {
         }
         let data = Unmanaged.passUnretained(self).toOpaque()
         coreEvents.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
+        coreEvents.pointee.info = connectionCoreInfo
         coreEvents.pointee.done = connectionCoreDone
         coreEvents.pointee.error = connectionCoreError
         _ = CPipeWire_pw_core_add_listener(core, coreListener, coreEvents, data)
@@ -233,6 +237,11 @@ public final class PipeWireConnection: @unchecked Sendable {
         }
     }
 
+    fileprivate func coreInfo(name: String?, version: String?) {
+        serverName = name
+        serverVersion = version
+    }
+
     fileprivate func coreError(id: UInt32, result: Int32, message: String) {
         // Errors on other objects (a stream's node, a link) are reported to their own listeners.
         guard id == CPipeWire_PW_ID_CORE() else { return }
@@ -253,6 +262,12 @@ private func connection(_ data: UnsafeMutableRawPointer?) -> PipeWireConnection 
 
 private func connectionCoreDone(_ data: UnsafeMutableRawPointer?, _ id: UInt32, _ sequence: Int32) {
     connection(data).coreDone(id: id, sequence: sequence)
+}
+
+private func connectionCoreInfo(_ data: UnsafeMutableRawPointer?, _ info: UnsafePointer<pw_core_info>?) {
+    guard let info else { return }
+    connection(data).coreInfo(name: info.pointee.name.map { String(cString: $0) },
+                              version: info.pointee.version.map { String(cString: $0) })
 }
 
 private func connectionCoreError(
