@@ -10,6 +10,8 @@ import Glibc
 ///
 /// **Latency.** The stream asks for a small quantum (`node.latency` 256/rate) and holds at
 /// most `maxQueuedMs` of voice: older samples are dropped, so the voice never falls behind.
+/// The voice arrives in the capture's chunks (10 ms from the pusher's microphone); after running dry it waits until
+/// `prefillMs` are queued, so a chunk a little late does not leave a hole.
 /// For each buffer it fills, the first voice sample's capture time and the time PipeWire says
 /// that buffer will be heard (`pw_time.now` plus the delay to the device) give the latency
 /// from capture to the sink (`latencyMs`, the mean of the last second's buffers).
@@ -49,8 +51,10 @@ public final class PipeWirePlayback: @unchecked Sendable {
 struct PlaybackQueue {
     let channels: Int
     let rateHz: Int
-    let maxQueuedMs = 40
+    let maxQueuedMs = 60
+    let prefillMs = 15
     var voice: [Float] = []
+    var priming = true
     var voiceHeadPtsNs: UInt64 = 0
     var bed: [Float] = []
 
@@ -74,7 +78,9 @@ struct PlaybackQueue {
     /// Fills `output` (frames x channels); returns the capture time of its first voice sample, if any.
     mutating func take(into output: UnsafeMutableBufferPointer<Float>) -> UInt64? {
         let count = output.count
-        let voiceCount = min(count, voice.count), bedCount = min(count, bed.count)
+        if priming && voice.count >= prefillMs * rateHz / 1000 * channels { priming = false }
+        let voiceCount = priming ? 0 : min(count, voice.count), bedCount = min(count, bed.count)
+        if !priming && voiceCount < count { priming = true }  // ran dry: fill up again before playing
         let head = voiceCount > 0 ? voiceHeadPtsNs : nil
         for index in 0..<count {
             output[index] = (index < voiceCount ? voice[index] : 0) + (index < bedCount ? bed[index] : 0)

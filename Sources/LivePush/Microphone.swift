@@ -43,6 +43,8 @@ final class Microphone: @unchecked Sendable {
         var settings = AudioCaptureSettings()
         settings.target = name
         settings.channels = pipeline.settings.channels
+        // 10 ms chunks: ear monitoring plays them as they come (the mixer takes any size).
+        settings.chunkMs = 10
         // At the graph's own rate: the mixer resamples (libswresample) with everything else.
         let microphone = Microphone(settings: settings, pipeline: pipeline, onEvent: onEvent)
         do {
