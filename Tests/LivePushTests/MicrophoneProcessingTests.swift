@@ -109,13 +109,16 @@ struct MicrophoneProcessingTests {
         }
         #expect(changes.count >= 6, "sound changes \(changes)")
         #expect(voice.count >= 6 && voice.count <= changes.count, "voice \(voice), sound \(changes)")
-        // The mixer runs 20 ms (a frame) + 50 ms (its wait for late samples) behind capture.
+        // The mixer runs 20 ms (a frame) + 50 ms (its wait for late samples) behind capture. A
+        // report is queued while its frame is mixed, and may run before that frame reaches
+        // onProcessAudioFrame: it is counted as late as one frame after the last one seen.
         var latenciesMs: [Int64] = []
         defer { print("voice activity latency ms (true/false alternating): \(latenciesMs)") }
         for report in voice {
-            let change = try #require(changes.last { $0.active == report.active && $0.ptsMs <= report.lastPtsMs },
+            let reportedPtsMs = report.lastPtsMs + 20
+            let change = try #require(changes.last { $0.active == report.active && $0.ptsMs <= reportedPtsMs },
                                       "no sound change before \(report)")
-            let latencyMs = report.lastPtsMs + 70 - change.ptsMs
+            let latencyMs = reportedPtsMs + 70 - change.ptsMs
             latenciesMs.append(latencyMs)
             #expect(latencyMs <= 300, "voice \(report.active) reported \(latencyMs) ms after the sound changed")
         }
@@ -184,7 +187,8 @@ struct MicrophoneProcessingTests {
         #expect(samples.count > 48000 * 2, "\(samples.count) samples reached the ear-monitor sink")
         let tail = Array(samples.dropFirst(48000))
         #expect(abs(AudioAnalysis.dominantFrequencyHz(tail, sampleRateHz: 48000) - 1000) < 2)
-        #expect(AudioAnalysis.toneLevelDbfs(tail, frequencyHz: 1000, sampleRateHz: 48000) > -20)
+        // The tone plays at −15 dBFS; a loaded machine leaves a few holes, which lower it a little.
+        #expect(AudioAnalysis.toneLevelDbfs(tail, frequencyHz: 1000, sampleRateHz: 48000) > -26)
         // Measured, and sane: 27 ms here on a quiet machine (the goal is 50 ms); with the cores
         // shared by other builds the test graph itself has delivered the mic 300 ms late.
         #expect(latencies.count >= 2 && latencies.allSatisfy { $0 > 0 && $0 < 1000 }, "\(latencies)")
