@@ -160,10 +160,14 @@ struct MicrophoneProcessingTests {
         #expect(abs(off.tone - on.tone) <= 3, "tone without \(off.tone) dBFS, with suppression \(on.tone) dBFS")
     }
 
-    /// Ear monitoring: the mic's tone reaches the chosen sink (a second virtual device, whose
-    /// other side pw-record records), with the latency from capture to the sink measured.
+    /// Ear monitoring: the mic's tone and the background music's reach the chosen sink (a second
+    /// virtual device, whose other side pw-record records), with the latency from capture to the
+    /// sink measured.
     @Test func earMonitoringPlaysTheMicToTheSinkAndMeasuresItsLatency() throws {
         let mic = try SignalMic(expression: "0.25*sin(2*PI*1000*t)", seconds: 12)
+        let music = try SoundSignals.toneFile(ext: "mp3", codec: "libmp3lame", frequencyHz: 600, amplitude: 0.25,
+                                              seconds: 2)
+        defer { try? FileManager.default.removeItem(atPath: music) }
         let ear = try SignalMic(expression: "0", seconds: 1)  // its "-in" side is the sink we play to
         let recorded = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ear")).path + ".wav"
         defer { try? FileManager.default.removeItem(atPath: recorded) }
@@ -174,6 +178,7 @@ struct MicrophoneProcessingTests {
         _ = try push(mic: mic, seconds: 5, observer: observer) { pusher, second in
             if second == 0 {
                 code = pusher.setEarsBack(true, sink: ear.name + "-in")
+                #expect(pusher.startBGM(path: music, loop: true) == 0)
                 recorder = try? ProcessRunner.start("pw-record", ["--latency", "256", "--target", ear.name, recorded])
             }
             if second >= 2, let latency = pusher.earMonitorLatencyMs { latencies.append(latency) }
@@ -186,9 +191,11 @@ struct MicrophoneProcessingTests {
         let samples = try AudioAnalysis.decodeMono(recorded)
         #expect(samples.count > 48000 * 2, "\(samples.count) samples reached the ear-monitor sink")
         let tail = Array(samples.dropFirst(48000))
-        #expect(abs(AudioAnalysis.dominantFrequencyHz(tail, sampleRateHz: 48000) - 1000) < 2)
+        let dominant = AudioAnalysis.dominantFrequencyHz(tail, sampleRateHz: 48000)
+        #expect(abs(dominant - 1000) < 2 || abs(dominant - 600) < 2, "\(dominant) Hz")
         // The tone plays at −15 dBFS; a loaded machine leaves a few holes, which lower it a little.
         #expect(AudioAnalysis.toneLevelDbfs(tail, frequencyHz: 1000, sampleRateHz: 48000) > -26)
+        #expect(AudioAnalysis.toneLevelDbfs(tail, frequencyHz: 600, sampleRateHz: 48000) > -26, "the music at the sink")
         // Measured, and sane: 27 ms here on a quiet machine (the goal is 50 ms); with the cores
         // shared by other builds the test graph itself has delivered the mic 300 ms late.
         #expect(latencies.count >= 2 && latencies.allSatisfy { $0 > 0 && $0 < 1000 }, "\(latencies)")
