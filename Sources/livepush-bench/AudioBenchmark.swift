@@ -35,6 +35,7 @@ enum AudioBenchmark {
             var encoded: [Double] = []
             var denoised: [Double] = []
             var decoded: [Double] = []
+            var earLatencies: [Double] = []
             let music = try makeMusicFile()
             defer { try? FileManager.default.removeItem(atPath: music) }
             for _ in 0..<runs {
@@ -43,6 +44,7 @@ enum AudioBenchmark {
                 denoised.append(try measureCapture(mic: mic, seconds: seconds, encodeAAC: true, denoise: true).cpu)
                 reference.append(try measurePWRecord(mic: mic, seconds: seconds))
                 decoded.append(try measureMusicDecode(path: music, seconds: seconds * 3))
+                earLatencies.append(try measureEarMonitor(mic: mic, seconds: seconds))
             }
             print(String(format: "audio mic-capture cpu_pct=%.2f chunks_per_s=%.1f", median(ours.map(\.cpu)),
                          median(ours.map(\.chunksPerSecond))))
@@ -50,6 +52,7 @@ enum AudioBenchmark {
             print(String(format: "audio mic->aac cpu_pct=%.2f", median(encoded)))
             print(String(format: "audio mic->aac+denoise cpu_pct=%.2f", median(denoised)))
             print(String(format: "audio bgm-decode mp3 cpu_pct=%.2f", median(decoded)))
+            print(String(format: "audio ear-monitor latency_ms=%.0f", median(earLatencies)))
             fflush(nil)
         } catch {
             Terminal.printError("livepush-bench audio: \(error)")
@@ -119,6 +122,26 @@ enum AudioBenchmark {
 }
 
 extension AudioBenchmark {
+    /// Ear monitoring's latency: the mic captured in 10 ms chunks (as the pusher does) played to
+    /// the default sink through `PipeWirePlayback`; its own measure (capture time of the voice
+    /// against when PipeWire will play the buffer), the mean over the last second.
+    static func measureEarMonitor(mic: String?, seconds: Double) throws -> Double {
+        let playback = try PipeWirePlayback(sink: nil, rateHz: 48000, channels: 2)
+        defer { playback.stop() }
+        var settings = AudioCaptureSettings()
+        settings.target = mic
+        settings.sampleRate = 48000
+        settings.channels = 2
+        settings.chunkMs = 10
+        let capture = try PipeWireAudioCapture(settings: settings, onChunk: { chunk in
+            playback.write(chunk.samples, ptsNs: chunk.ptsNs)
+        }, onEvent: { _ in })
+        defer { capture.stop() }
+        Thread.sleep(forTimeInterval: seconds)
+        guard let latencyMs = playback.latencyMs else { throw Failure(description: "no ear-monitor latency was measured") }
+        return Double(latencyMs)
+    }
+
     /// 30 s of a two-tone stereo MP3 at 44.1 kHz, 128 kbps (libmp3lame through ffmpeg).
     static func makeMusicFile() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("lpb-bgm-\(getpid()).mp3").path
