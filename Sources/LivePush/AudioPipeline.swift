@@ -59,10 +59,22 @@ final class AudioPipeline: @unchecked Sendable {
     /// to change in place: noise suppression and voice activity (`MicrophoneProcessing`).
     var onMicrophoneFrame: (@Sendable (inout [Float]) -> Void)?
     /// Called on the pipeline thread with each 20 ms of background music, after its volume:
-    /// what ear monitoring plays besides the microphone.
-    var onMusicFrame: (@Sendable ([Float]) -> Void)?
+    /// what ear monitoring plays besides the microphone. Set and cleared while it runs.
+    var onMusicFrame: (@Sendable ([Float]) -> Void)? {
+        get { taps.withLock { $0.music } }
+        set { taps.withLock { $0.music = newValue } }
+    }
     /// Called from the microphone's thread with its samples as they arrive (ear monitoring).
-    var onMicrophoneSamples: (@Sendable ([Float], Int, Int, UInt64) -> Void)?
+    /// Set and cleared while it runs.
+    var onMicrophoneSamples: (@Sendable ([Float], Int, Int, UInt64) -> Void)? {
+        get { taps.withLock { $0.microphone } }
+        set { taps.withLock { $0.microphone = newValue } }
+    }
+    private struct Taps {
+        var music: (@Sendable ([Float]) -> Void)?
+        var microphone: (@Sendable ([Float], Int, Int, UInt64) -> Void)?
+    }
+    private let taps = Mutex(Taps())
     private let pullSources = Mutex<[AudioSourceKind: any AudioPullSource]>([:])
 
     struct State {
