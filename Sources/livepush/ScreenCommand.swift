@@ -25,7 +25,7 @@ enum ScreenCommand {
     ]
     static let audioOptions: [OptionSpec] = [
         .value("mic", valueName: "NAME", help: "Capture this PipeWire source (see 'livepush devices'; default: the default source)."),
-        .flag("no-mic", help: "No microphone: a video-only stream (with --desktop-audio: the desktop's sound only)."),
+        .flag("no-mic", help: "No microphone (with --desktop-audio or --bgm: only those; else a video-only stream)."),
         .value("bgm", valueName: "FILE[,loop]", help: "Mix background music from FILE (MP3, M4A, FLAC, Ogg, Opus, WAV); ',loop' repeats it."),
         .value("bgm-volume", valueName: "PERCENT", help: "Background music volume, 0 to 400 (default 100)."),
         .value("denoise", valueName: "off|low|medium|high", help: "Noise suppression on the mic (speexdsp; default off)."),
