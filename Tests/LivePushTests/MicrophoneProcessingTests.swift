@@ -212,4 +212,24 @@ struct MicrophoneProcessingTests {
         let received = try SoundSignals.receivedAudio(key: key, atLeastSeconds: 2.5)
         #expect(abs(AudioAnalysis.dominantFrequencyHz(Array(received.dropFirst(48000)), sampleRateHz: 48000) - 1000) < 2)
     }
+
+    /// Automatic gain (speexdsp's AGC, with suppression off): a quiet voice, 1 kHz bursts at
+    /// −43 dBFS, is brought up by 6 dB or more at nginx within a few seconds.
+    @Test func automaticGainRaisesAQuietVoice() throws {
+        let mic = try SignalMic(expression: "0.01*sin(2*PI*1000*t)*lt(mod(t\\,1)\\,0.5)", seconds: 14)
+        let observer = Recorder()
+        let key = try push(mic: mic, seconds: 10, observer: observer) { pusher, second in
+            if second == 3 { pusher.setAudioDenoise(.off, automaticGain: true) }
+        }
+        let received = try SoundSignals.receivedAudio(key: key, atLeastSeconds: 9.5)
+        #expect(received.count >= 48000 * 9, "\(received.count) samples reached nginx")
+        let before = AudioAnalysis.toneLevelDbfs(Array(received[(48000 * 2)..<(48000 * 3)]), frequencyHz: 1000,
+                                                 sampleRateHz: 48000)
+        let after = AudioAnalysis.toneLevelDbfs(Array(received[(48000 * 8)..<(48000 * 9)]), frequencyHz: 1000,
+                                                sampleRateHz: 48000)
+        print("automatic gain at nginx: 1 kHz bursts \(before) dBFS before, \(after) dBFS after")
+        // 0.01 peak in bursts half the time: about −49 dBFS over a second.
+        #expect(before > -56 && before < -42, "before \(before) dBFS")
+        #expect(after - before >= 6, "before \(before) dBFS, with automatic gain \(after) dBFS")
+    }
 }
