@@ -38,6 +38,10 @@ let package = Package(
         .systemLibrary(
             name: "CSRT", pkgConfig: "srt",
             providers: [.apt(["libsrt-gnutls-dev"])]),
+        // Sound: the microphone's noise suppression and automatic gain (issue 17).
+        .systemLibrary(
+            name: "CSpeexDSP", pkgConfig: "speexdsp",
+            providers: [.apt(["libspeexdsp-dev"])]),
 
         // MARK: Linux calls that Swift's Glibc module does not expose.
 
@@ -62,10 +66,15 @@ let package = Package(
         // SRT caller connections and their statistics (issue 13).
         .target(name: "SRT", dependencies: ["CSRT"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
-        .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
+        // One PipeWire connection (loop, context, core, registry, errors) for every user (issue 17).
+        .target(name: "PipeWireCore", dependencies: ["CPipeWire"]),
+        .target(name: "AudioCapture", dependencies: ["CPipeWire", "PipeWireCore"]),
         // PipeWire screen capture: a video pw_stream, the ScreenCast portal (issue 9).
-        .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus"]),
-        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "SRT", "AudioCapture"]),
+        .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus", "PipeWireCore"]),
+        // Sound processing: noise suppression (speexdsp), voice activity (issue 17).
+        .target(name: "AudioProcessing", dependencies: ["CSpeexDSP"]),
+        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "SRT", "AudioCapture",
+                                                 "AudioProcessing"]),
 
         // MARK: Executables.
 
@@ -78,7 +87,8 @@ let package = Package(
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture", "PipeWireScreen"]),
         .executableTarget(
             name: "livepush-bench",
-            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen"]),
+            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen",
+                           "AudioProcessing"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 

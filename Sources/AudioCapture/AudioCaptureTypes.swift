@@ -51,6 +51,9 @@ public enum AudioCaptureEvent: Sendable, Equatable {
     case sourceLost(String)
     /// A node with the lost source's name appeared again and capture resumed from it.
     case sourceReturned(String)
+    /// The PipeWire daemon went away (it stopped or restarted): this capture is dead and
+    /// delivers nothing more; open a new one once the daemon is back (`message` is its error).
+    case daemonLost(String)
 }
 
 /// What to capture and in which shape.

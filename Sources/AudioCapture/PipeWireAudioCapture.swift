@@ -182,6 +182,7 @@ private final class CaptureSession: @unchecked Sendable {
         let unmanagedSelf = Unmanaged.passUnretained(self)
         graph.onNodeAdded = { node in unmanagedSelf.takeUnretainedValue().nodeAdded(node) }
         graph.onNodeRemoved = { node in unmanagedSelf.takeUnretainedValue().nodeRemoved(node) }
+        graph.onDaemonLost = { message in unmanagedSelf.takeUnretainedValue().daemonLost(message) }
         retryTimer = CPipeWire_pw_loop_add_timer(pw_thread_loop_get_loop(graph.threadLoop), captureRetryTimer,
                                                  unmanagedSelf.toOpaque())
         try connectStreamLocked()
@@ -402,6 +403,12 @@ private final class CaptureSession: @unchecked Sendable {
         pending.removeAll(keepingCapacity: true)
         timeline.reset()
         onEvent(.sourceLost(targetName))
+    }
+
+    fileprivate func daemonLost(_ message: String) {
+        guard !stopped else { return }
+        stopped = true  // nothing more from this connection; the retry timer must not run
+        onEvent(.daemonLost(message))
     }
 
     fileprivate func nodeAdded(_ node: PipeWireNode) {

@@ -1,4 +1,5 @@
 import CPipeWire
+import PipeWireCore
 
 #if canImport(Glibc)
 import Glibc
@@ -37,8 +38,8 @@ public enum PipeWireError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Connects to the PipeWire daemon once, asks it who it is, and disconnects.
-/// `livepush doctor` uses it; audio capture uses the same connection steps.
+/// Connects to the PipeWire daemon once (`PipeWireCore.PipeWireConnection`, as every PipeWire
+/// user does), asks it who it is, and disconnects. `livepush doctor` uses it.
 public enum PipeWireProbe {
     /// - Parameters:
     ///   - remote: the daemon's socket, a name in the runtime directory (`pipewire-0`) or an
@@ -47,124 +48,29 @@ public enum PipeWireProbe {
     public static func serverInfo(remote: String? = nil, timeoutMs: Int = 2000) throws(PipeWireError)
         -> PipeWireServerInfo
     {
-        PipeWireLibrary.initialize()
-        let session = ProbeSession()
-        return try session.run(remote: remote, timeoutMs: timeoutMs)
+        do throws(PipeWireConnectionError) {
+            let connection = try PipeWireConnection(name: "livepush-probe")
+            defer { connection.close() }
+            // The core's info event arrives before the answer to the first round trip.
+            return try connection.withLock { () throws(PipeWireConnectionError) -> PipeWireServerInfo in
+                try connection.connectLocked(remote: .daemon(remote), timeoutMs: timeoutMs)
+                guard let name = connection.serverName else { throw .noAnswer(timeoutMs: timeoutMs) }
+                return PipeWireServerInfo(name: name, version: connection.serverVersion ?? "",
+                                          libraryVersion: String(cString: pw_get_library_version()))
+            }
+        } catch {
+            switch error {
+            case .cannotCreate(let what): throw .cannotCreate(what)
+            case .noDaemon(let socket, let socketExists): throw .cannotConnect(socket: socket, socketExists: socketExists)
+            case .descriptorRefused(let descriptor): throw .cannotConnect(socket: "descriptor \(descriptor)", socketExists: true)
+            case .noAnswer(let timeoutMs): throw .noAnswer(timeoutMs: timeoutMs)
+            case .daemonError(let message): throw .daemonError(message)
+            }
+        }
     }
 
     /// Where libpipewire looks for the daemon, for error messages.
-    static func socketPath(remote: String?) -> String {
-        let remote = remote ?? getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "pipewire-0"
-        if remote.hasPrefix("/") { return remote }
-        let variables = ["PIPEWIRE_RUNTIME_DIR", "XDG_RUNTIME_DIR"]
-        let directory = variables.lazy.compactMap { name in getenv(name).map { String(cString: $0) } }.first
-            ?? "$XDG_RUNTIME_DIR"
-        return directory + "/" + remote
-    }
-}
-
-/// `pw_init` once per process.
-enum PipeWireLibrary {
-    private static let initialized: Void = { pw_init(nil, nil) }()
-    static func initialize() { _ = initialized }
-}
-
-/// The state of one probe: a thread loop, a context, a core, and what the core's
-/// events said. Reached from PipeWire's thread through `Unmanaged`; every field the
-/// callbacks touch is read and written under the thread loop's lock.
-private final class ProbeSession {
-    var threadLoop: OpaquePointer?
-    var info: PipeWireServerInfo?
-    var daemonError: String?
-    var syncSequence: Int32 = -1
-    var synced = false
-
-    func run(remote: String?, timeoutMs: Int) throws(PipeWireError) -> PipeWireServerInfo {
-        guard let loop = pw_thread_loop_new("livepush-probe", nil) else { throw .cannotCreate("thread loop") }
-        defer { pw_thread_loop_destroy(loop) }
-        threadLoop = loop
-        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else {
-            throw .cannotCreate("context")
-        }
-        defer { pw_context_destroy(context) }
-        guard pw_thread_loop_start(loop) == 0 else { throw .cannotCreate("loop thread") }
-        defer { pw_thread_loop_stop(loop) }
-
-        pw_thread_loop_lock(loop)
-        defer { pw_thread_loop_unlock(loop) }
-        var properties: UnsafeMutablePointer<pw_properties>?
-        if let remote {
-            properties = CPipeWire_pw_properties_new_empty()
-            pw_properties_set(properties, PW_KEY_REMOTE_NAME, remote)
-        }
-        // pw_context_connect takes ownership of the properties, whether it succeeds or not.
-        guard let core = pw_context_connect(context, properties, 0) else {
-            let socket = PipeWireProbe.socketPath(remote: remote)
-            throw .cannotConnect(socket: socket, socketExists: access(socket, F_OK) == 0)
-        }
-        defer { pw_core_disconnect(core) }
-
-        var events = pw_core_events()
-        events.version = UInt32(PW_VERSION_CORE_EVENTS)
-        events.info = probeCoreInfo
-        events.done = probeCoreDone
-        events.error = probeCoreError
-        var listener = spa_hook()
-        let unmanagedSelf = Unmanaged.passRetained(self)
-        defer { unmanagedSelf.release() }
-        _ = CPipeWire_pw_core_add_listener(core, &listener, &events, unmanagedSelf.toOpaque())
-        defer { spa_hook_remove(&listener) }
-        syncSequence = CPipeWire_pw_core_sync(core, 0)
-
-        // Each signal from a callback wakes us; wait until the sync answer or an error arrives.
-        let deadline = Monotonic.nowMs() + timeoutMs
-        while !synced && daemonError == nil {
-            let remainingMs = deadline - Monotonic.nowMs()
-            if remainingMs <= 0 { throw .noAnswer(timeoutMs: timeoutMs) }
-            _ = pw_thread_loop_timed_wait(loop, Int32(max(1, (remainingMs + 999) / 1000)))
-        }
-        if let daemonError { throw .daemonError(daemonError) }
-        guard let info else { throw .noAnswer(timeoutMs: timeoutMs) }
-        return info
-    }
-
-    /// Wakes `run`, which waits on the thread loop; called from PipeWire's thread.
-    func wake() {
-        pw_thread_loop_signal(threadLoop, false)
-    }
-}
-
-private func probeSession(_ data: UnsafeMutableRawPointer?) -> ProbeSession {
-    Unmanaged<ProbeSession>.fromOpaque(data!).takeUnretainedValue()
-}
-
-private func probeCoreInfo(_ data: UnsafeMutableRawPointer?, _ info: UnsafePointer<pw_core_info>?) {
-    guard let info else { return }
-    let session = probeSession(data)
-    session.info = PipeWireServerInfo(
-        name: info.pointee.name.map { String(cString: $0) } ?? "",
-        version: info.pointee.version.map { String(cString: $0) } ?? "",
-        libraryVersion: String(cString: pw_get_library_version()))
-    session.wake()
-}
-
-private func probeCoreDone(_ data: UnsafeMutableRawPointer?, _ id: UInt32, _ sequence: Int32) {
-    let session = probeSession(data)
-    if id == CPipeWire_PW_ID_CORE() && sequence == session.syncSequence {
-        session.synced = true
-        session.wake()
-    }
-}
-
-private func probeCoreError(
-    _ data: UnsafeMutableRawPointer?, _ id: UInt32, _ sequence: Int32, _ result: Int32,
-    _ message: UnsafePointer<CChar>?
-) {
-    let session = probeSession(data)
-    if id == CPipeWire_PW_ID_CORE() {
-        session.daemonError = message.map { String(cString: $0) } ?? "error \(result)"
-        session.wake()
-    }
+    static func socketPath(remote: String?) -> String { PipeWireConnection.socketPath(remote: remote) }
 }
 
 enum Monotonic {

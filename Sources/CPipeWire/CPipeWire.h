@@ -252,4 +252,15 @@ static inline struct spa_meta_bitmap *CPipeWire_video_cursor_bitmap(struct spa_m
     return SPA_PTROFF(cursor, cursor->bitmap_offset, struct spa_meta_bitmap);
 }
 
+// MARK: ear monitoring (AudioCapture's PipeWirePlayback)
+
+/// Connects a playback stream to whatever its target.object property names (or the default
+/// sink), mapping buffers; process runs on the thread loop.
+static inline int CPipeWire_pw_stream_connect_playback(struct pw_stream *stream, const struct spa_pod *format) {
+    const struct spa_pod *params[1] = { format };
+    return pw_stream_connect(stream, SPA_DIRECTION_OUTPUT, PW_ID_ANY,
+                             (enum pw_stream_flags)(PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS),
+                             params, 1);
+}
+
 #endif

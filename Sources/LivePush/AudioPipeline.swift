@@ -9,6 +9,17 @@ public enum AudioSourceKind: String, Sendable, CaseIterable {
     case microphone
     /// Desktop or application audio sent by the capture helper (AUDIO messages).
     case desktop
+    /// Background music decoded from a file (`LivePusher.startBGM`).
+    case music
+    /// PCM the application sends itself (`LivePusher.sendPCM`).
+    case external
+}
+
+/// A source the mixer asks for its samples every 20 ms (background music), instead of one
+/// that pushes them with capture timestamps.
+protocol AudioPullSource: AnyObject, Sendable {
+    /// Exactly `frameCount` sample frames in the pipeline's format (silence where there are none).
+    func read(frameCount: Int) -> [Float]
 }
 
 /// What the audio pipeline produces.
@@ -44,6 +55,27 @@ final class AudioPipeline: @unchecked Sendable {
     /// Called once, from the thread that delivered it, when the first samples of any source arrive.
     var onFirstSamples: (@Sendable (AudioSourceKind) -> Void)?
     var onEncoderError: (@Sendable (MediaError) -> Void)?
+    /// Called on the pipeline thread with each 20 ms of the microphone (before volume and mute),
+    /// to change in place: noise suppression and voice activity (`MicrophoneProcessing`).
+    var onMicrophoneFrame: (@Sendable (inout [Float]) -> Void)?
+    /// Called on the pipeline thread with each 20 ms of background music, after its volume:
+    /// what ear monitoring plays besides the microphone. Set and cleared while it runs.
+    var onMusicFrame: (@Sendable ([Float]) -> Void)? {
+        get { taps.withLock { $0.music } }
+        set { taps.withLock { $0.music = newValue } }
+    }
+    /// Called from the microphone's thread with its samples as they arrive (ear monitoring).
+    /// Set and cleared while it runs.
+    var onMicrophoneSamples: (@Sendable ([Float], Int, Int, UInt64) -> Void)? {
+        get { taps.withLock { $0.microphone } }
+        set { taps.withLock { $0.microphone = newValue } }
+    }
+    private struct Taps {
+        var music: (@Sendable ([Float]) -> Void)?
+        var microphone: (@Sendable ([Float], Int, Int, UInt64) -> Void)?
+    }
+    private let taps = Mutex(Taps())
+    private let pullSources = Mutex<[AudioSourceKind: any AudioPullSource]>([:])
 
     struct State {
         var sources: [AudioSourceKind: SourceQueue] = [:]
@@ -77,6 +109,14 @@ final class AudioPipeline: @unchecked Sendable {
     func add(_ sink: EncodedMediaSink) { sinks.withLock { $0[ObjectIdentifier(sink)] = sink } }
     func remove(_ sink: EncodedMediaSink) { _ = sinks.withLock { $0.removeValue(forKey: ObjectIdentifier(sink)) } }
 
+    /// Makes `source` the one the mixer asks for `kind`'s samples (nil: none, silence).
+    func setPullSource(_ source: (any AudioPullSource)?, for kind: AudioSourceKind) {
+        pullSources.withLock { $0[kind] = source }
+    }
+
+    /// The volume of `kind` in percent (100 when never set).
+    func volume(for kind: AudioSourceKind) -> Int { state.withLock { Int((($0.volumes[kind] ?? 1) * 100).rounded()) } }
+
     /// Volume of a source in percent: 100 unchanged, 0 silent, up to 400 amplified.
     func setVolume(_ percent: Int, for source: AudioSourceKind) {
         state.withLock { $0.volumes[source] = Float(max(0, min(400, percent))) / 100 }
@@ -95,6 +135,7 @@ final class AudioPipeline: @unchecked Sendable {
     /// at `ptsNs` (CLOCK_MONOTONIC). Called from any thread.
     func push(_ samples: [Float], rateHz: Int, channels: Int, ptsNs: UInt64, from source: AudioSourceKind) {
         guard !samples.isEmpty, channels > 0 else { return }
+        if source == .microphone, let onMicrophoneSamples { onMicrophoneSamples(samples, rateHz, channels, ptsNs) }
         let outputRate = settings.sampleRateHz, outputChannels = settings.channels
         let first = state.withLock { state -> Bool in
             var queue = state.sources[source] ?? SourceQueue()
@@ -161,31 +202,43 @@ final class AudioPipeline: @unchecked Sendable {
     }
 
     /// The mix of every source for the 20 ms starting at `startNs`, the microphone's energy
-    /// (sum of squares per sample frame, before volume and mute) and the level interval.
+    /// (sum of squares per sample frame, after its processing, before volume and mute) and the
+    /// level interval. Pulled sources are read and the microphone processed outside the lock.
     private func mixFrame(startNs: UInt64) -> ([Float], Double, Int) {
         let count = frameSamples * settings.channels
         let rate = settings.sampleRateHz
-        return state.withLock { state in
-            var mix = [Float](repeating: 0, count: count)
-            var micEnergy = 0.0
-            for kind in AudioSourceKind.allCases {
-                guard var queue = state.sources[kind] else { continue }
-                let samples = queue.take(frameSamples: frameSamples, startNs: startNs, rateHz: rate, channels: settings.channels)
+        var frames = state.withLock { state -> [AudioSourceKind: [Float]] in
+            var frames: [AudioSourceKind: [Float]] = [:]
+            for (kind, var queue) in state.sources {
+                frames[kind] = queue.take(frameSamples: frameSamples, startNs: startNs, rateHz: rate, channels: settings.channels)
                 state.sources[kind] = queue
-                let volume = state.volumes[kind] ?? 1
-                if kind == .microphone {
-                    micEnergy = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(settings.channels)
-                }
-                for index in 0..<count { mix[index] += samples[index] * volume }
             }
-            if state.muted {
-                for index in 0..<count { mix[index] = 0 }
-            } else {
-                for index in 0..<count { mix[index] = max(-1, min(1, mix[index])) }
-            }
-            state.framesMixed += 1
-            return (mix, micEnergy, state.levelIntervalMs)
+            return frames
         }
+        for (kind, source) in pullSources.withLock({ $0 }) { frames[kind] = source.read(frameCount: frameSamples) }
+        var micEnergy = 0.0
+        if var mic = frames[.microphone] {
+            onMicrophoneFrame?(&mic)
+            frames[.microphone] = mic
+            micEnergy = mic.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(settings.channels)
+        }
+        let (volumes, muted, levelIntervalMs) = state.withLock { state in
+            state.framesMixed += 1
+            return (state.volumes, state.muted, state.levelIntervalMs)
+        }
+        var mix = [Float](repeating: 0, count: count)
+        for kind in AudioSourceKind.allCases {
+            guard let samples = frames[kind], samples.count == count else { continue }
+            let volume = volumes[kind] ?? 1
+            for index in 0..<count { mix[index] += samples[index] * volume }
+            if kind == .music, let onMusicFrame { onMusicFrame(samples.map { $0 * volume }) }
+        }
+        if muted {
+            for index in 0..<count { mix[index] = 0 }
+        } else {
+            for index in 0..<count { mix[index] = max(-1, min(1, mix[index])) }
+        }
+        return (mix, micEnergy, levelIntervalMs)
     }
 
     /// 0...100 from a mean square: −60 dBFS and below is 0, 0 dBFS is 100.

@@ -48,6 +48,9 @@ public final class LivePusher: @unchecked Sendable {
     private var helperReturning = false
     /// Since when the network has carried less than the minimum bitrate (ns), if it has.
     private var networkPoorSinceNs: UInt64?
+    /// Background music, external PCM, noise suppression, voice activity, ear monitoring
+    /// (`LivePusher+Sound.swift`).
+    let sound = SoundControls()
 
     /// A pusher with a validated `config`. Callbacks go to `observer` on `callbackQueue`
     /// (a private serial queue when nil).
@@ -60,6 +63,7 @@ public final class LivePusher: @unchecked Sendable {
                                               currentKbps: bitrates.initial, enabled: self.config.autoBitrate)
         self.observer = observer
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "livepush.observer")
+        sound.setNotifier { [weak self] call in self?.notify(call) }
     }
 
     deinit { destroy() }
@@ -183,6 +187,7 @@ public final class LivePusher: @unchecked Sendable {
     }
 
     private func connectAudio(_ audioPipeline: AudioPipeline) {
+        sound.attach(audioPipeline)
         audioPipeline.onFirstSamples = { [weak self] _ in self?.notify { $0.onCaptureFirstAudioFrame() } }
         audioPipeline.onMicrophoneLevel = { [weak self] level in self?.notify { $0.onMicrophoneVolumeUpdate(volume: level) } }
         audioPipeline.onEncoderError = { [weak self] error in
@@ -210,6 +215,7 @@ public final class LivePusher: @unchecked Sendable {
         stopPush()
         stopLocalRecording()
         stopMicrophone()
+        sound.detach()
         lock.lock()
         let endpoint = self.endpoint, pipeline = self.pipeline, audioPipeline = self.audioPipeline
         self.endpoint = nil

@@ -36,6 +36,19 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     /// per sample frame (left first), `sampleRateHz / 50` frames. Called on the audio thread:
     /// return quickly (the frame is due 20 ms later).
     func onProcessAudioFrame(_ frame: inout AudioFrame)
+    /// Background music started playing `path` (`startBGM`); `durationMs` is its length (0 when
+    /// the file does not say).
+    func onBGMStarted(path: String, durationMs: Int)
+    /// Once a second while background music plays: where it is and how long it is, in ms.
+    func onBGMProgress(positionMs: Int, durationMs: Int)
+    /// The background music reached its end (never while it loops).
+    func onBGMComplete(path: String)
+    /// The background music cannot be played (a missing or unreadable file, a decoding error):
+    /// `code` is `LivePushErrorCode.bgmFileUnreadable` or `bgmDecodeFailed`; the broadcast goes on.
+    func onBGMError(code: Int32, message: String, path: String)
+    /// A voice started (true) or stopped (false) on the microphone, within 300 ms, after
+    /// `enableVoiceActivityDetection(true)`.
+    func onVoiceActivityDetected(_ active: Bool)
 }
 
 /// 20 ms of mixed audio (`onProcessAudioFrame`).
@@ -62,6 +75,11 @@ extension LivePusherObserver {
     public func onCaptureFirstAudioFrame() {}
     public func onMicrophoneVolumeUpdate(volume: Int) {}
     public func onProcessAudioFrame(_ frame: inout AudioFrame) {}
+    public func onBGMStarted(path: String, durationMs: Int) {}
+    public func onBGMProgress(positionMs: Int, durationMs: Int) {}
+    public func onBGMComplete(path: String) {}
+    public func onBGMError(code: Int32, message: String, path: String) {}
+    public func onVoiceActivityDetected(_ active: Bool) {}
 }
 
 /// The figures of `onStatisticsUpdate`.
@@ -167,6 +185,13 @@ public enum LivePushErrorCode {
         case .passphraseRejected: pushPassphraseRejected
         }
     }
+
+    /// Background music: the file is missing or is not audio this FFmpeg decodes,
+    public static let bgmFileUnreadable: Int32 = -1340
+    /// or decoding it failed while it played.
+    public static let bgmDecodeFailed: Int32 = -1341
+    /// Ear monitoring cannot play to the sink (no PipeWire, no such sink).
+    public static let earMonitorUnavailable: Int32 = -1342
 
     /// Whether `code` means that pushing failed.
     public static func isPushFailure(_ code: Int32) -> Bool {

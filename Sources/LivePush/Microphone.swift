@@ -1,4 +1,6 @@
 import AudioCapture
+import Dispatch
+import Foundation
 
 /// What the microphone reports besides samples.
 enum MicrophoneEvent: Sendable {
@@ -12,11 +14,27 @@ struct MicrophoneProblem: Error, CustomStringConvertible {
 }
 
 /// The microphone, captured through PipeWire (AudioCapture) into the audio pipeline's
-/// microphone source, with its capture timestamps.
+/// microphone source, with its capture timestamps. When the PipeWire daemon goes away (it
+/// stopped or restarted), the microphone is reported lost and opened again every
+/// `reopenIntervalMs` until the daemon and the source are back, then reported returned.
 final class Microphone: @unchecked Sendable {
-    private let capture: PipeWireAudioCapture
+    private let settings: AudioCaptureSettings
+    private weak var pipeline: AudioPipeline?
+    private let onEvent: @Sendable (MicrophoneEvent) -> Void
+    private let lock = NSLock()
+    private var capture: PipeWireAudioCapture?
+    private var stopped = false
+    static let reopenIntervalMs = 500
 
-    private init(capture: PipeWireAudioCapture) { self.capture = capture }
+    private init(settings: AudioCaptureSettings, pipeline: AudioPipeline,
+                 onEvent: @escaping @Sendable (MicrophoneEvent) -> Void) {
+        self.settings = settings
+        self.pipeline = pipeline
+        self.onEvent = onEvent
+    }
+
+    /// The name events carry: the node name, or "the default source".
+    private var sourceName: String { settings.target ?? "the default source" }
 
     /// Opens the source `name` (a node name) or the default one.
     static func open(name: String?, pipeline: AudioPipeline, onEvent: @escaping @Sendable (MicrophoneEvent) -> Void)
@@ -25,23 +43,64 @@ final class Microphone: @unchecked Sendable {
         var settings = AudioCaptureSettings()
         settings.target = name
         settings.channels = pipeline.settings.channels
+        // 10 ms chunks: ear monitoring plays them as they come (the mixer takes any size).
+        settings.chunkMs = 10
         // At the graph's own rate: the mixer resamples (libswresample) with everything else.
+        let microphone = Microphone(settings: settings, pipeline: pipeline, onEvent: onEvent)
         do {
-            let capture = try PipeWireAudioCapture(settings: settings, onChunk: { [weak pipeline] chunk in
-                pipeline?.push(chunk.samples, rateHz: chunk.sampleRate, channels: chunk.channels, ptsNs: chunk.ptsNs,
-                               from: .microphone)
-            }, onEvent: { event in
-                switch event {
-                case .sourceLost(let source): onEvent(.lost(source))
-                case .sourceReturned(let source): onEvent(.returned(source))
-                case .firstChunk: break
-                }
-            })
-            return .success(Microphone(capture: capture))
+            let capture = try microphone.openCapture()
+            microphone.lock.withLock { microphone.capture = capture }
+            return .success(microphone)
         } catch {
             return .failure(MicrophoneProblem(description: error.description))
         }
     }
 
-    func stop() { capture.stop() }
+    private func openCapture() throws(AudioCaptureError) -> PipeWireAudioCapture {
+        try PipeWireAudioCapture(settings: settings, onChunk: { [weak pipeline] chunk in
+            pipeline?.push(chunk.samples, rateHz: chunk.sampleRate, channels: chunk.channels, ptsNs: chunk.ptsNs,
+                           from: .microphone)
+        }, onEvent: { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .sourceLost(let source): onEvent(.lost(source))
+            case .sourceReturned(let source): onEvent(.returned(source))
+            case .daemonLost:
+                onEvent(.lost(sourceName))
+                // Not on PipeWire's thread: stopping the dead capture joins it.
+                DispatchQueue.global().async { self.reopenUntilBack() }
+            case .firstChunk: break
+            }
+        })
+    }
+
+    /// Closes the dead capture and opens a new one until it works (or `stop`).
+    private func reopenUntilBack() {
+        let dead = lock.withLock { () -> PipeWireAudioCapture? in
+            defer { capture = nil }
+            return capture
+        }
+        dead?.stop()
+        while !lock.withLock({ stopped }) {
+            if let capture = try? openCapture() {
+                let keep = lock.withLock { () -> Bool in
+                    if stopped { return false }
+                    self.capture = capture
+                    return true
+                }
+                if keep { onEvent(.returned(sourceName)) } else { capture.stop() }
+                return
+            }
+            Thread.sleep(forTimeInterval: Double(Self.reopenIntervalMs) / 1000)
+        }
+    }
+
+    func stop() {
+        let capture = lock.withLock { () -> PipeWireAudioCapture? in
+            stopped = true
+            defer { self.capture = nil }
+            return self.capture
+        }
+        capture?.stop()
+    }
 }

@@ -31,6 +31,12 @@ public final class AudioResampler {
                                 &inputLayout, AV_SAMPLE_FMT_FLT, Int32(inputRateHz), 0, nil)
         }
         self.context = context
+        // Mono to more channels: the sound in each at its own level (libswresample puts a mono
+        // centre into left and right at -3 dB), as a mono microphone is heard.
+        if inputChannels == 1 && outputChannels > 1 {
+            let matrix = [Double](repeating: 1, count: outputChannels)
+            try ffmpegCall("swr_set_matrix") { swr_set_matrix(context, matrix, 1) }
+        }
         try ffmpegCall("swr_init") { swr_init(context) }
     }
 

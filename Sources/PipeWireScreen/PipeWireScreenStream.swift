@@ -1,4 +1,5 @@
 import CPipeWire
+import PipeWireCore
 
 #if canImport(Glibc)
 import Glibc
@@ -118,8 +119,7 @@ public final class PipeWireScreenStream {
 
 /// `pw_init` once per process.
 enum PipeWireLibraryOnce {
-    private static let initialized: Void = { pw_init(nil, nil) }()
-    static func initialize() { _ = initialized }
+    static func initialize() { PipeWireConnection.initializeLibrary() }
 }
 
 private let formatTable: [(ScreenPixelFormat, spa_video_format)] = [
@@ -145,16 +145,13 @@ private let cursorMetaMaxSide: UInt32 = 256
 /// Everything the PipeWire thread and the caller share. Fields are touched only under the
 /// thread loop's lock (the callbacks run with it held).
 final class ScreenStreamState {
-    private var threadLoop: OpaquePointer?
-    private var context: OpaquePointer?
-    private var core: OpaquePointer?
-    private var registry: OpaquePointer?
+    /// The shared PipeWire connection (loop, context, core, registry): `PipeWireCore`.
+    private var connection: PipeWireConnection!
+    private var threadLoop: OpaquePointer? { connection?.threadLoop }
+    private var core: OpaquePointer? { connection?.core }
+    private var registry: OpaquePointer? { connection?.registry }
     private var stream: OpaquePointer?
-    private var coreListener = spa_hook()
-    private var registryListener = spa_hook()
     private var streamListener = spa_hook()
-    private var coreEvents = pw_core_events()
-    private var registryEvents = pw_registry_events()
     private var streamEvents = pw_stream_events()
     private var retainedSelf: Unmanaged<ScreenStreamState>?
     private var closed = false
@@ -166,8 +163,6 @@ final class ScreenStreamState {
     // Discovery
     var videoNodes: [PipeWireVideoNode] = []
     var allNodes: [UInt32: PipeWireVideoNode] = [:]
-    var syncSequence: Int32 = -1
-    var synced = false
     var daemonError: String?
     var targetNode: PipeWireVideoNode?
     var targetRemoved = false
@@ -208,38 +203,27 @@ final class ScreenStreamState {
         try open(remote: remote, timeoutMs: timeoutMs)
     }
 
-    func withLock<T>(_ body: () -> T) -> T {
-        pw_thread_loop_lock(threadLoop)
-        defer { pw_thread_loop_unlock(threadLoop) }
-        return body()
-    }
+    func withLock<T>(_ body: () -> T) -> T { connection.withLock(body) }
 
     /// Wakes a caller waiting in `wait`; called on PipeWire's thread.
-    func wake() { pw_thread_loop_signal(threadLoop, false) }
+    func wake() { connection.signal() }
 
     /// Waits under the lock until `done` holds or `timeoutMs` passes; returns whether `done` held.
+    @discardableResult
     private func waitLocked(timeoutMs: Int, until done: () -> Bool) -> Bool {
-        var deadline = timespec()
-        pw_thread_loop_get_time(threadLoop, &deadline, Int64(timeoutMs) * 1_000_000)
-        while !done() {
-            if pw_thread_loop_timed_wait_full(threadLoop, &deadline) != 0 { return done() }
-        }
-        return true
+        connection.waitLocked(timeoutMs: timeoutMs, until: done)
     }
 
     // MARK: Connecting
 
     private func open(remote: PipeWireRemote, timeoutMs: Int) throws(PipeWireScreenError) {
-        guard let loop = pw_thread_loop_new("livepush-screen", nil) else { throw .cannotCreate("thread loop") }
-        threadLoop = loop
-        guard let context = pw_context_new(pw_thread_loop_get_loop(loop), nil, 0) else {
-            close()
-            throw .cannotCreate("context")
-        }
-        self.context = context
-        guard pw_thread_loop_start(loop) == 0 else {
-            close()
-            throw .cannotCreate("loop thread")
+        do throws(PipeWireConnectionError) {
+            connection = try PipeWireConnection(name: "livepush-screen")
+        } catch {
+            formatOffer.deallocate()
+            bufferParams.deallocate()
+            closed = true
+            throw Self.screenError(error)
         }
         retainedSelf = Unmanaged.passRetained(self)
         let failure: PipeWireScreenError? = withLock { connectCore(remote: remote, timeoutMs: timeoutMs) }
@@ -251,48 +235,35 @@ final class ScreenStreamState {
 
     /// Connects the core and lists the nodes; under the lock. Returns what went wrong, if anything.
     private func connectCore(remote: PipeWireRemote, timeoutMs: Int) -> PipeWireScreenError? {
-        let data = retainedSelf!.toOpaque()
+        let unmanagedSelf = retainedSelf!
+        connection.onGlobal = { id, type, props in unmanagedSelf.takeUnretainedValue().global(id: id, type: type, props: props) }
+        connection.onGlobalRemove = { id in unmanagedSelf.takeUnretainedValue().globalRemoved(id: id) }
+        connection.onDaemonError = { message, _ in unmanagedSelf.takeUnretainedValue().daemonFailed(message) }
+        let target: PipeWireConnection.Remote
         switch remote {
-        case .daemon(let name):
-            var properties: UnsafeMutablePointer<pw_properties>?
-            if let name {
-                properties = CPipeWire_pw_properties_new_empty()
-                pw_properties_set(properties, PW_KEY_REMOTE_NAME, name)
-            }
-            // pw_context_connect takes ownership of the properties, whether it succeeds or not.
-            core = pw_context_connect(context, properties, 0)
-            if core == nil {
-                let socket = Self.socketPath(remote: name)
-                return .noDaemon(socket: socket, socketExists: access(socket, F_OK) == 0)
-            }
-        case .descriptor(let descriptor):
-            core = pw_context_connect_fd(context, descriptor, nil, 0)
-            if core == nil { return .descriptorRefused(descriptor: descriptor) }
+        case .daemon(let name): target = .daemon(name)
+        case .descriptor(let descriptor): target = .descriptor(descriptor)
         }
-        coreEvents.version = UInt32(PW_VERSION_CORE_EVENTS)
-        coreEvents.done = screenCoreDone
-        coreEvents.error = screenCoreError
-        _ = CPipeWire_pw_core_add_listener(core, &coreListener, &coreEvents, data)
-        registry = CPipeWire_pw_core_get_registry(core)
-        registryEvents.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
-        registryEvents.global = screenRegistryGlobal
-        registryEvents.global_remove = screenRegistryGlobalRemove
-        _ = CPipeWire_pw_registry_add_listener(registry, &registryListener, &registryEvents, data)
-        syncSequence = CPipeWire_pw_core_sync(core, 0)
-        let answered = waitLocked(timeoutMs: timeoutMs) { synced || daemonError != nil }
-        if let daemonError { return .daemonError(daemonError) }
-        if !answered { return .noAnswer(timeoutMs: timeoutMs) }
+        do throws(PipeWireConnectionError) {
+            try connection.connectLocked(remote: target, timeoutMs: timeoutMs)
+        } catch {
+            return Self.screenError(error)
+        }
         return nil
     }
 
-    static func socketPath(remote: String?) -> String {
-        let remote = remote ?? getenv("PIPEWIRE_REMOTE").map { String(cString: $0) } ?? "pipewire-0"
-        if remote.hasPrefix("/") { return remote }
-        let variables = ["PIPEWIRE_RUNTIME_DIR", "XDG_RUNTIME_DIR"]
-        let directory = variables.lazy.compactMap { name in getenv(name).map { String(cString: $0) } }.first
-            ?? "$XDG_RUNTIME_DIR"
-        return directory + "/" + remote
+    /// The shared connection's error in this module's terms.
+    static func screenError(_ error: PipeWireConnectionError) -> PipeWireScreenError {
+        switch error {
+        case .cannotCreate(let what): return .cannotCreate(what)
+        case .noDaemon(let socket, let socketExists): return .noDaemon(socket: socket, socketExists: socketExists)
+        case .descriptorRefused(let descriptor): return .descriptorRefused(descriptor: descriptor)
+        case .noAnswer(let timeoutMs): return .noAnswer(timeoutMs: timeoutMs)
+        case .daemonError(let message): return .daemonError(message)
+        }
     }
+
+    static func socketPath(remote: String?) -> String { PipeWireConnection.socketPath(remote: remote) }
 
     private func connectStream() throws(PipeWireScreenError) {
         pw_thread_loop_lock(threadLoop)
@@ -383,11 +354,9 @@ final class ScreenStreamState {
 
     // MARK: Callbacks (PipeWire's thread, lock held)
 
-    func coreError(id: UInt32, result: Int32, message: String) {
-        if id == CPipeWire_PW_ID_CORE() {
-            daemonError = message.isEmpty ? String(cString: strerror(-result)) : message
-            wake()
-        }
+    func daemonFailed(_ message: String) {
+        daemonError = message
+        wake()
     }
 
     func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
@@ -557,12 +526,10 @@ final class ScreenStreamState {
                 filled != nil || unchangedSeen || wantsDestination || targetRemoved || daemonError != nil
                     || streamError != nil
             }
-            if streamError != nil && !targetRemoved && daemonError == nil, let core {
+            if streamError != nil && !targetRemoved && daemonError == nil {
                 // The stream may learn of its node's end before the registry does: a round trip
                 // to the daemon brings any pending global_remove first.
-                synced = false
-                syncSequence = CPipeWire_pw_core_sync(core, 0)
-                _ = waitLocked(timeoutMs: 1000) { synced || targetRemoved || daemonError != nil }
+                try? connection.roundtripLocked(timeoutMs: 1000)
             }
             if targetRemoved { return .sourceClosed("the PipeWire node \(targetDescription) went away") }
             if let daemonError { return .sourceLost("PipeWire went away: \(daemonError)") }
@@ -582,30 +549,16 @@ final class ScreenStreamState {
     }
 
     func close() {
-        guard let loop = threadLoop, !closed else { return }
+        guard let connection, !closed else { return }
         closed = true
-        pw_thread_loop_lock(loop)
-        if let stream {
-            target = nil
-            pw_stream_destroy(stream)
-            self.stream = nil
+        connection.withLock {
+            if let stream {
+                target = nil
+                pw_stream_destroy(stream)
+                self.stream = nil
+            }
         }
-        if registry != nil {
-            spa_hook_remove(&registryListener)
-            pw_proxy_destroy(registry)
-            registry = nil
-        }
-        if core != nil {
-            spa_hook_remove(&coreListener)
-            pw_core_disconnect(core)
-            core = nil
-        }
-        pw_thread_loop_unlock(loop)
-        pw_thread_loop_stop(loop)
-        if let context { pw_context_destroy(context) }
-        context = nil
-        pw_thread_loop_destroy(loop)
-        threadLoop = nil
+        connection.close()
         formatOffer.deallocate()
         bufferParams.deallocate()
         retainedSelf?.release()
@@ -617,33 +570,6 @@ final class ScreenStreamState {
 
 private func screenState(_ data: UnsafeMutableRawPointer?) -> ScreenStreamState {
     Unmanaged<ScreenStreamState>.fromOpaque(data!).takeUnretainedValue()
-}
-
-private func screenCoreDone(_ data: UnsafeMutableRawPointer?, _ id: UInt32, _ sequence: Int32) {
-    let state = screenState(data)
-    if id == CPipeWire_PW_ID_CORE() && sequence == state.syncSequence {
-        state.synced = true
-        state.wake()
-    }
-}
-
-private func screenCoreError(
-    _ data: UnsafeMutableRawPointer?, _ id: UInt32, _ sequence: Int32, _ result: Int32,
-    _ message: UnsafePointer<CChar>?
-) {
-    screenState(data).coreError(id: id, result: result, message: message.map { String(cString: $0) } ?? "")
-}
-
-private func screenRegistryGlobal(
-    _ data: UnsafeMutableRawPointer?, _ id: UInt32, _ permissions: UInt32, _ type: UnsafePointer<CChar>?,
-    _ version: UInt32, _ props: UnsafePointer<spa_dict>?
-) {
-    guard let type else { return }
-    screenState(data).global(id: id, type: String(cString: type), props: props)
-}
-
-private func screenRegistryGlobalRemove(_ data: UnsafeMutableRawPointer?, _ id: UInt32) {
-    screenState(data).globalRemoved(id: id)
 }
 
 private func screenStreamStateChanged(
@@ -658,77 +584,4 @@ private func screenStreamParamChanged(_ data: UnsafeMutableRawPointer?, _ id: UI
 
 private func screenStreamProcess(_ data: UnsafeMutableRawPointer?) {
     screenState(data).process()
-}
-
-// MARK: Naming a node's formats
-
-/// Binds a node and collects the video formats of its EnumFormat params (for errors only).
-private final class NodeFormatQuery {
-    var names: [String] = []
-    var done = false
-    var sequence: Int32 = 0
-    var threadLoop: OpaquePointer?
-
-    func run(registry: OpaquePointer?, core: OpaquePointer?, threadLoop: OpaquePointer?, nodeID: UInt32, timeoutMs: Int)
-        -> [String]
-    {
-        guard let registry, let core, let threadLoop else { return [] }
-        self.threadLoop = threadLoop
-        pw_thread_loop_lock(threadLoop)
-        defer { pw_thread_loop_unlock(threadLoop) }
-        guard let node = CPipeWire_pw_registry_bind_node(registry, nodeID) else { return [] }
-        defer { pw_proxy_destroy(node) }
-        var events = pw_node_events()
-        events.version = UInt32(PW_VERSION_NODE_EVENTS)
-        events.param = nodeQueryParam
-        var listener = spa_hook()
-        let unmanaged = Unmanaged.passRetained(self)
-        defer { unmanaged.release() }
-        _ = CPipeWire_pw_node_add_listener(node, &listener, &events, unmanaged.toOpaque())
-        defer { spa_hook_remove(&listener) }
-        var coreEvents = pw_core_events()
-        coreEvents.version = UInt32(PW_VERSION_CORE_EVENTS)
-        coreEvents.done = nodeQueryDone
-        var coreListener = spa_hook()
-        _ = CPipeWire_pw_core_add_listener(core, &coreListener, &coreEvents, unmanaged.toOpaque())
-        defer { spa_hook_remove(&coreListener) }
-        _ = CPipeWire_pw_node_enum_formats(node, 0)
-        sequence = CPipeWire_pw_core_sync(core, 0)
-        var deadline = timespec()
-        pw_thread_loop_get_time(threadLoop, &deadline, Int64(timeoutMs) * 1_000_000)
-        while !done {
-            if pw_thread_loop_timed_wait_full(threadLoop, &deadline) != 0 { break }
-        }
-        return names
-    }
-}
-
-private func nodeQuery(_ data: UnsafeMutableRawPointer?) -> NodeFormatQuery {
-    Unmanaged<NodeFormatQuery>.fromOpaque(data!).takeUnretainedValue()
-}
-
-private func nodeQueryParam(
-    _ data: UnsafeMutableRawPointer?, _ sequence: Int32, _ id: UInt32, _ index: UInt32, _ next: UInt32,
-    _ param: UnsafePointer<spa_pod>?
-) {
-    let query = nodeQuery(data)
-    var values = [UInt32](repeating: 0, count: 64)
-    var subtype: UInt32 = 0
-    let count = Int(values.withUnsafeMutableBufferPointer {
-        CPipeWire_video_offered_formats(param, $0.baseAddress, 64, &subtype)
-    })
-    let suffix = subtype == SPA_MEDIA_SUBTYPE_raw.rawValue ? "" : " (not raw video)"
-    for value in values.prefix(count) {
-        let name = spaFormatName(value) + suffix
-        if !query.names.contains(name) { query.names.append(name) }
-    }
-}
-
-private func nodeQueryDone(_ data: UnsafeMutableRawPointer?, _ id: UInt32, _ sequence: Int32) {
-    let query = nodeQuery(data)
-    // Node params arrive before the answer to a core sync sent after the request.
-    if id == CPipeWire_PW_ID_CORE() && sequence == query.sequence {
-        query.done = true
-        pw_thread_loop_signal(query.threadLoop, false)
-    }
 }

@@ -41,6 +41,10 @@ let usage = """
     ($LIVEPUSH_TEST_MIC; run it inside tools/testenv), and pw-record on the same source:
       audio mic-capture cpu_pct=<n> chunks_per_s=<n>
       pw-record mic-capture cpu_pct=<n>
+      audio mic->aac cpu_pct=<n>
+      audio mic->aac+denoise cpu_pct=<n>     (speexdsp noise suppression before the encoder)
+      audio bgm-decode mp3 cpu_pct=<n>       (background music: MP3 decoded, resampled to 48 kHz stereo)
+      audio ear-monitor latency_ms=<n>       (mic to the default sink through a playback stream)
 
     pipewire: a 1920x1080 BGRx 30 fps PipeWire producer (tools/testclients/pw-video-source.c, run it
     under tools/testenv) consumed by livepush-capture --source pipewire, then by GStreamer's

@@ -43,6 +43,7 @@ final class DesktopAudio {
             case .firstChunk: break
             case .sourceLost(let name): CaptureLoop.warn("desktop audio: sink '\(name)' went away; waiting for it")
             case .sourceReturned(let name): CaptureLoop.note("desktop audio: sink '\(name)' is back")
+            case .daemonLost(let message): CaptureLoop.warn("desktop audio: PipeWire went away (\(message)); video only")
             }
         })
         CaptureLoop.note("desktop audio from the monitor of '\(capture.sourceName ?? "the default sink")' "

@@ -10,7 +10,8 @@ struct AudioChoice {
     var microphone = true
     var microphoneName: String?
     var desktop = false
-    var hasAudio: Bool { microphone || desktop }
+    var sound = SoundChoice()
+    var hasAudio: Bool { microphone || desktop || sound.bgmPath != nil }
 }
 
 /// One `livepush screen` or `livepush record` run: the pusher, the helper it may start, the
@@ -64,6 +65,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             // Without a microphone the stream goes on with silence; the warning says why.
             pusher.startMicrophone(name: audio.microphoneName)
         }
+        audio.sound.apply(to: pusher)
         if let output {
             let code = pusher.startLocalRecording(path: output, progressIntervalMs: 100)
             guard code == 0 else {
@@ -291,6 +293,14 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             }
         }
     }
+
+    func onBGMStarted(path: String, durationMs: Int) {
+        note("background music: playing '\(path)' (\(Self.clock(durationMs)))")
+    }
+
+    func onBGMComplete(path: String) { note("background music: '\(path)' ended") }
+
+    func onVoiceActivityDetected(_ active: Bool) { note(active ? "voice started" : "voice stopped") }
 
     func onStatisticsUpdate(_ statistics: LivePusherStatistics) {
         lock.withLock { self.statistics = statistics }

@@ -25,7 +25,13 @@ enum ScreenCommand {
     ]
     static let audioOptions: [OptionSpec] = [
         .value("mic", valueName: "NAME", help: "Capture this PipeWire source (see 'livepush devices'; default: the default source)."),
-        .flag("no-mic", help: "No microphone: a video-only stream (with --desktop-audio: the desktop's sound only)."),
+        .flag("no-mic", help: "No microphone (with --desktop-audio or --bgm: only those; else a video-only stream)."),
+        .value("bgm", valueName: "FILE[,loop]", help: "Mix background music from FILE (MP3, M4A, FLAC, Ogg, Opus, WAV); ',loop' repeats it."),
+        .value("bgm-volume", valueName: "PERCENT", help: "Background music volume, 0 to 400 (default 100)."),
+        .value("denoise", valueName: "off|low|medium|high", help: "Noise suppression on the mic (speexdsp; default off)."),
+        .flag("agc", help: "Automatic gain on the mic (levels the voice)."),
+        .flag("voice-activity", help: "Print when a voice starts and stops on the mic."),
+        .value("ear-monitor", valueName: "SINK|default", help: "Play the mic and the music to this PipeWire sink (ear monitoring)."),
     ]
     static let runOptions: [OptionSpec] = [
         .value("duration", valueName: "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
@@ -130,8 +136,14 @@ enum ScreenCommand {
         let file = parsed.positionals.first { !isURL($0) }
         let output = command == "push" ? parsed.value("record") : (file ?? (pushURLs.isEmpty ? defaultOutputPath() : nil))
         let group = parsed.value("group") ?? "screen-\(getpid())"
-        let audio = AudioChoice(microphone: !parsed.has("no-mic"), microphoneName: parsed.value("mic"),
+        var audio = AudioChoice(microphone: !parsed.has("no-mic"), microphoneName: parsed.value("mic"),
                                 desktop: parsed.has("desktop-audio"))
+        do {
+            audio.sound = try SoundChoice(parsed)
+        } catch {
+            Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
+            Terminal.exit(.usage)
+        }
         let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group, audio: audio,
                                        quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init))
         let helperArguments = captureOptions.flatMap { spec -> [String] in

@@ -118,7 +118,8 @@ struct PipeWireCaptureTests {
         if case .started(let info) = started {
             #expect(info == "{\"source\":\"pipewire\",\"node\":\(source.nodeID),\"window\":\"\(source.name)\"}")
         }
-        #expect(session.stop().exitCode == 0)
+        let stopped = session.stop()
+        #expect(stopped.exitCode == 0, "\(stopped)")
     }
 
     /// Bars of known colours in each of the six formats, found by node id; YUV checked in BT.709 limited range.

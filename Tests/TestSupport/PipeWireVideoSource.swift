@@ -8,11 +8,13 @@ public final class PipeWireVideoSource: @unchecked Sendable {
     public let process: RunningCommand
 
     /// Starts a producer named `name` with `arguments` (see the C file's header) and waits until
-    /// its node exists and its format is negotiated.
-    public init(name: String = UniqueName.make("lp-video"), _ arguments: [String]) throws {
+    /// its node exists and its format is negotiated; on the test daemon, or on the one whose
+    /// socket is `daemonSocket`.
+    public init(name: String = UniqueName.make("lp-video"), _ arguments: [String], daemonSocket: String? = nil) throws {
         self.name = name
+        let environment = try daemonSocket.map { ["PIPEWIRE_REMOTE": $0] } ?? Self.environment()
         process = try ProcessRunner.start(try Self.executable(), ["--name", name] + arguments,
-                                          environment: try Self.environment(), interactive: true)
+                                          environment: environment, interactive: true)
         guard let line = process.waitForLine(startingWith: "node "), let id = UInt32(line.dropFirst(5)) else {
             process.closeInput()
             process.interrupt()
