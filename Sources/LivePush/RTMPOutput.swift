@@ -30,6 +30,12 @@ struct RTMPOutputFigures: Sendable {
     var sendRateKbps: Int { intervalMs > 0 ? bytesSent * 8 / intervalMs : 0 }
 }
 
+/// What one destination carried since it started (`RTMPOutput.totals`).
+struct RTMPOutputTotals: Sendable {
+    var publishedMs = 0
+    var bytesSent: Int64 = 0
+}
+
 /// One RTMP destination: a bounded queue fed by the pipelines and a sender thread that
 /// connects, publishes, reconnects (every `retryIntervalMs`, `retryCount` times) and always
 /// restarts on a keyframe with fresh sequence headers.
@@ -64,6 +70,10 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private var reconnectRequested = false
     private var figures = RTMPOutputFigures()
     private var figuresSinceNs = MonotonicClock.nowNs()
+    private var totalBytesSent: Int64 = 0
+    private var publishedNs: UInt64 = 0
+    /// Since when the current connection publishes, while one does.
+    private var publishingSinceNs: UInt64?
     private var delaySumMs = 0.0, delaySquareSumMs = 0.0, delayCount = 0
     var onStatus: (@Sendable (PushStatus, String) -> Void)?
     /// A connection attempt failed and another follows (the error, the attempt number).
@@ -170,6 +180,14 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         delaySquareSumMs = 0
         delayCount = 0
         return result
+    }
+
+    /// Time published and bytes sent since the start, over every connection.
+    var totals: RTMPOutputTotals {
+        condition.lock()
+        defer { condition.unlock() }
+        let currentNs = publishingSinceNs.map { MonotonicClock.nowNs() - $0 } ?? 0
+        return RTMPOutputTotals(publishedMs: Int((publishedNs + currentNs) / 1_000_000), bytesSent: totalBytesSent)
     }
 
     private var queuedDurationMs: Int {
@@ -292,6 +310,9 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private func setPublishing(_ value: Bool) {
         condition.lock()
         publishing = value
+        let nowNs = MonotonicClock.nowNs()
+        if let since = publishingSinceNs { publishedNs += nowNs - since }
+        publishingSinceNs = value ? nowNs : nil
         queue.removeAll()
         queuedBytes = 0
         droppingUntilKeyframe = false
@@ -346,6 +367,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             let delayMs = Double(MonotonicClock.nowNs() - packet.arrivalNs) / 1e6
             condition.lock()
             figures.bytesSent += body.count
+            totalBytesSent += Int64(body.count)
             delaySumMs += delayMs
             delaySquareSumMs += delayMs * delayMs
             delayCount += 1
