@@ -384,9 +384,10 @@ public final class LivePusher: @unchecked Sendable {
     /// Starts recording to `path` (.mp4 fragmented, .mkv or .flv). Returns 0, or the reference
     /// SDK's code: -1 internal error (also: screen capture not started), -2 unsupported
     /// extension, -6 already recording, -7 the file exists, -8 no permission. The same code
-    /// arrives in `onLocalRecordBegin`.
+    /// arrives in `onLocalRecordBegin`. `onLocalRecording` reports the duration every
+    /// `progressIntervalMs` of recorded media; 0 (the default, as in the reference) turns it off.
     @discardableResult
-    public func startLocalRecording(path: String, progressIntervalMs: Int = 1000) -> Int32 {
+    public func startLocalRecording(path: String, progressIntervalMs: Int = 0) -> Int32 {
         lock.lock()
         let code: Int32
         if recording != nil {
@@ -417,7 +418,9 @@ public final class LivePusher: @unchecked Sendable {
         return code
     }
 
-    /// Finishes the recording, if any: its file is complete when `onLocalRecordComplete` says 0.
+    /// Finishes the recording, if any: its file is complete when `onLocalRecordComplete` says 0;
+    /// -3 when it stopped before the first picture (nothing recorded: the empty file is removed),
+    /// -1 when writing failed.
     public func stopLocalRecording() {
         lock.lock()
         let recording = self.recording
@@ -428,9 +431,12 @@ public final class LivePusher: @unchecked Sendable {
         }
         lock.unlock()
         guard let recording else { return }
-        let failure = recording.finish()
-        notify { $0.onLocalRecordComplete(code: failure == nil ? 0 : LocalRecordingCode.internalError,
-                                          storagePath: recording.path) }
+        let code = switch recording.finish() {
+        case .complete: LocalRecordingCode.ok
+        case .nothingRecorded: LocalRecordingCode.nothingRecorded
+        case .failed: LocalRecordingCode.internalError
+        }
+        notify { $0.onLocalRecordComplete(code: code, storagePath: recording.path) }
     }
 
     /// Stops everything; the pusher cannot be used afterwards.

@@ -174,6 +174,8 @@ public enum LocalRecordingCode {
     public static let ok: Int32 = 0
     public static let internalError: Int32 = -1
     public static let unsupportedExtension: Int32 = -2
+    /// `onLocalRecordComplete` only: stopped before the first picture, so nothing was recorded.
+    public static let nothingRecorded: Int32 = -3
     public static let alreadyRecording: Int32 = -6
     public static let fileExists: Int32 = -7
     public static let noPermission: Int32 = -8

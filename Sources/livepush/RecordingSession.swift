@@ -208,7 +208,10 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         }
         if let output {
             guard code == 0 else {
-                Terminal.printError("livepush: the recording '\(output)' failed")
+                Terminal.printError(code == LocalRecordingCode.nothingRecorded
+                    ? "livepush: nothing was recorded to '\(output)' (-3): it stopped before the first picture; "
+                        + "record for longer, or check that the capture helper sends frames"
+                    : "livepush: the recording '\(output)' failed")
                 return .failure
             }
             let bytes = ((try? FileManager.default.attributesOfItem(atPath: output)[.size]) as? Int64) ?? 0

@@ -130,4 +130,43 @@ import TestSupport
         #expect(observer.all.prefix(6) == ["recordBegin(-1)", "recordBegin(-2)", "recordBegin(-7)", "recordBegin(-8)",
                                            "recordBegin(0)", "recordBegin(-6)"])
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func stoppingBeforeTheFirstPictureCompletesWithMinus3AndLeavesNoFile() throws {
+        let runtime = privateRuntimeDirectory()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("short")).path + ".mp4"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let observer = Recorder()
+        var config = config()
+        config.fps = 1  // the first frame is encoded half a second after the start
+        let pusher = try LivePusher(config: config, observer: observer)
+        try pusher.startScreenCapture(group: UniqueName.make("short"), runtimeDirectory: runtime)
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        pusher.stopLocalRecording()
+        #expect(observer.completed.wait(timeout: .now() + 5) == .success)
+        pusher.destroy()
+        #expect(observer.all == ["recordBegin(0)", "recordComplete(\(LocalRecordingCode.nothingRecorded))"], "\(observer.all)")
+        #expect(!FileManager.default.fileExists(atPath: path), "the empty recording was left behind")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func recordingProgressIsOffByDefault() throws {
+        let runtime = privateRuntimeDirectory()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("quiet")).path + ".mkv"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let observer = Recorder()
+        let group = UniqueName.make("quiet")
+        let pusher = try LivePusher(config: config(), observer: observer)
+        try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        let helper = try ProcessRunner.start(try Repository.cPatternHelper(), [
+            "--group", group, "--size", "320x240", "--frames", "75",
+        ], environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(helper.finish().exitCode == 0)
+        pusher.stopLocalRecording()
+        #expect(observer.completed.wait(timeout: .now() + 5) == .success)
+        pusher.destroy()
+        #expect(observer.all.contains("recordComplete(0)"), "\(observer.all)")
+        #expect(!observer.all.contains("recording"), "onLocalRecording came without an interval: \(observer.all)")
+    }
 }
