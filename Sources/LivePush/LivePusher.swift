@@ -50,6 +50,8 @@ public final class LivePusher: @unchecked Sendable {
     private var helperPaused = false
     /// A helper (re)started: the screen comes back with its first frame.
     private var helperReturning = false
+    /// The audio controls the user set, kept for a pipeline that does not exist yet.
+    private var audioControls = AudioControls()
     /// Since when the network has carried less than the minimum bitrate (ns), if it has.
     private var networkPoorSinceNs: UInt64?
 
@@ -128,7 +130,11 @@ public final class LivePusher: @unchecked Sendable {
             }
         }
         box.endpoint = endpoint
-        if let audioPipeline { connectAudio(audioPipeline) }
+        if let audioPipeline {
+            connectAudio(audioPipeline)
+            audioControls.apply(to: audioPipeline)  // what was set before capture started
+        }
+        if userPaused { pipeline.showPlaceholder(.paused) }
         pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
         pipeline.onEncoderError = { [weak self] error in
             self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
@@ -309,19 +315,29 @@ public final class LivePusher: @unchecked Sendable {
     // MARK: Audio
 
     /// The microphone's volume in percent: 100 as captured, 0 silent, up to 400 amplified.
-    public func setCaptureVolume(_ percent: Int) { currentAudioPipeline?.setVolume(percent, for: .microphone) }
+    /// Like every audio control, it may be called before `startScreenCapture`: the pipeline
+    /// starts with it.
+    public func setCaptureVolume(_ percent: Int) { changeAudio { $0.volumesPercent[.microphone] = percent } }
 
     /// The helper's desktop audio volume in percent, as `setCaptureVolume`.
-    public func setDesktopAudioVolume(_ percent: Int) { currentAudioPipeline?.setVolume(percent, for: .desktop) }
+    public func setDesktopAudioVolume(_ percent: Int) { changeAudio { $0.volumesPercent[.desktop] = percent } }
 
     /// Sends silence instead of the audio (or the audio again); the audio track and its
     /// timestamps go on, so players do not notice a gap.
-    public func setMute(_ muted: Bool) { currentAudioPipeline?.setMuted(muted) }
+    public func setMute(_ muted: Bool) { changeAudio { $0.muted = muted } }
 
     /// Reports the microphone's level to `onMicrophoneVolumeUpdate` every `intervalMs`
     /// (100 or more; 0 stops).
     public func enableVolumeEvaluation(intervalMs: Int) {
-        currentAudioPipeline?.setLevelInterval(ms: intervalMs <= 0 ? 0 : max(100, intervalMs))
+        changeAudio { $0.levelIntervalMs = intervalMs <= 0 ? 0 : max(100, intervalMs) }
+    }
+
+    /// Keeps an audio control and applies it to the pipeline, now or when it starts.
+    private func changeAudio(_ change: (inout AudioControls) -> Void) {
+        lock.withLock {
+            change(&audioControls)
+            if let audioPipeline { audioControls.apply(to: audioPipeline) }
+        }
     }
 
     /// Captures the microphone through PipeWire: the source named `name` (a node name, as
@@ -371,12 +387,6 @@ public final class LivePusher: @unchecked Sendable {
         self.microphone = nil
         lock.unlock()
         microphone?.stop()
-    }
-
-    private var currentAudioPipeline: AudioPipeline? {
-        lock.lock()
-        defer { lock.unlock() }
-        return audioPipeline
     }
 
     // MARK: Local recording
@@ -448,7 +458,9 @@ public final class LivePusher: @unchecked Sendable {
     // MARK: Statistics
 
     /// The latest figures (also sent to `onStatisticsUpdate` once a second).
-    public private(set) var statistics = LivePusherStatistics()
+    public var statistics: LivePusherStatistics { lock.withLock { latestStatistics } }
+    /// Written by the statistics tick under the lock.
+    private var latestStatistics = LivePusherStatistics()
 
     private func startStatistics() {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "livepush.statistics"))
@@ -504,7 +516,7 @@ public final class LivePusher: @unchecked Sendable {
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
         updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)
         figures.encoderBitrateKbps = bitrateController.currentKbps
-        statistics = figures
+        latestStatistics = figures
         lock.unlock()
         let snapshot = figures
         if let newKbps = decision, bitrateController.lastChangeWasDown {
@@ -548,4 +560,17 @@ public final class LivePusher: @unchecked Sendable {
 /// Lets the pipeline reach the endpoint created after it.
 private final class EndpointBox: @unchecked Sendable {
     var endpoint: PusherEndpoint?
+}
+
+/// The audio controls of `LivePusher`, applied to its audio pipeline whenever one runs.
+private struct AudioControls {
+    var volumesPercent: [AudioSourceKind: Int] = [:]
+    var muted = false
+    var levelIntervalMs = 0
+
+    func apply(to pipeline: AudioPipeline) {
+        for (source, percent) in volumesPercent { pipeline.setVolume(percent, for: source) }
+        pipeline.setMuted(muted)
+        pipeline.setLevelInterval(ms: levelIntervalMs)
+    }
 }

@@ -169,4 +169,47 @@ import TestSupport
         #expect(observer.all.contains("recordComplete(0)"), "\(observer.all)")
         #expect(!observer.all.contains("recording"), "onLocalRecording came without an interval: \(observer.all)")
     }
+
+    /// Records on which queue each callback ran.
+    final class QueueChecker: LivePusherObserver, @unchecked Sendable {
+        static let key = DispatchSpecificKey<String>()
+        let lock = NSLock()
+        var onQueue = 0, elsewhere: [String] = []
+        private func check(_ name: String) {
+            let here = DispatchQueue.getSpecific(key: Self.key) == "mine"
+            lock.withLock { if here { onQueue += 1 } else { elsewhere.append(name) } }
+        }
+        func onScreenCaptureStarted() { check("screenCaptureStarted") }
+        func onCaptureFirstVideoFrame() { check("firstVideoFrame") }
+        func onStatisticsUpdate(_ statistics: LivePusherStatistics) { check("statistics") }
+        func onScreenCaptureStopped(reason: Int32) { check("screenCaptureStopped") }
+        func onLocalRecordBegin(code: Int32, storagePath: String) { check("recordBegin") }
+        func onLocalRecordComplete(code: Int32, storagePath: String) { check("recordComplete") }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func everyCallbackRunsOnTheCallbackQueueGiven() throws {
+        let runtime = privateRuntimeDirectory()
+        let queue = DispatchQueue(label: "test.callbacks")
+        queue.setSpecific(key: QueueChecker.key, value: "mine")
+        let observer = QueueChecker()
+        let group = UniqueName.make("queue")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("queue")).path + ".mkv"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let pusher = try LivePusher(config: config(), observer: observer, callbackQueue: queue)
+        try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        let helper = try ProcessRunner.start(try Repository.cPatternHelper(), [
+            "--group", group, "--size", "320x240", "--frames", "45",
+        ], environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(helper.finish().exitCode == 0)
+        let deadline = Date().addingTimeInterval(5)
+        while observer.lock.withLock({ observer.onQueue }) < 5 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        pusher.stopLocalRecording()
+        pusher.destroy()
+        let (onQueue, elsewhere) = observer.lock.withLock { (observer.onQueue, observer.elsewhere) }
+        #expect(onQueue >= 6, "\(onQueue) callbacks on the queue given")
+        #expect(elsewhere.isEmpty, "callbacks elsewhere: \(elsewhere)")
+        #expect(pusher.statistics.width == 320, "the statistics getter reads the last figures")
+    }
 }
