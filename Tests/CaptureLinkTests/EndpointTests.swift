@@ -7,7 +7,7 @@ import Testing
 /// The Swift pusher and helper ends talking over a real socket and a real sealed memfd.
 @Suite struct EndpointTests {
     private func makePusher(_ recorder: EventRecorder, group: String = "test", runtime: String,
-                            maxSize: UInt32 = 640) throws -> PusherEndpoint {
+                            maxSize: UInt32 = 640) throws(Rendezvous.Failure) -> PusherEndpoint {
         var configuration = PusherEndpointConfiguration(group: group)
         configuration.runtimeDirectory = runtime
         configuration.maxWidth = maxSize
@@ -181,7 +181,7 @@ import Testing
         let runtime = privateRuntimeDirectory()
         let recorder = EventRecorder()
         let pusher = try makePusher(recorder, runtime: runtime)
-        #expect(throws: Rendezvous.Failure.groupInUse(group: "test", path: "\(runtime)/livepush/test.sock")) {
+        #expect(throws: Rendezvous.Failure.groupInUse(group: "test", path: "\(runtime)/livepush/test.lock")) {
             _ = try makePusher(recorder, runtime: runtime)
         }
         pusher.stop()
@@ -197,6 +197,37 @@ import Testing
         close(stale)
         let replacement = try makePusher(recorder, runtime: runtime)
         replacement.stop()
+    }
+
+    /// SPEC §3.3: a pusher holds `flock(LOCK_EX)` on `<group>.lock` while it listens, so a second
+    /// pusher is refused even when it starts at the same instant (before any socket exists).
+    @Test(.timeLimit(.minutes(1)))
+    func theGroupLockRefusesASecondPusherAndIsReleasedOnStop() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        mkdir("\(runtime)/livepush", 0o700)
+        let lockPath = "\(runtime)/livepush/test.lock"
+        // Another pusher in the middle of starting: it holds the lock, no socket yet.
+        let other = open(lockPath, O_RDWR | O_CREAT, 0o600)
+        #expect(other >= 0 && flock(other, LOCK_EX | LOCK_NB) == 0)
+        do throws(Rendezvous.Failure) {
+            let pusher = try makePusher(recorder, runtime: runtime)
+            pusher.stop()
+            Issue.record("a second pusher listened while another held the group's lock")
+        } catch {
+            #expect(error == .groupInUse(group: "test", path: lockPath))
+            #expect(error.description == "another pusher is already listening on group 'test' (\(lockPath) is taken); "
+                + "stop it or choose another group")
+        }
+        close(other)
+        let pusher = try makePusher(recorder, runtime: runtime)
+        var info = stat()
+        #expect(stat(lockPath, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let probe = open(lockPath, O_RDWR)
+        #expect(flock(probe, LOCK_EX | LOCK_NB) != 0, "the listening pusher holds the lock")
+        pusher.stop()
+        #expect(flock(probe, LOCK_EX | LOCK_NB) == 0, "stop released the lock")
+        close(probe)
     }
 }
 
