@@ -24,7 +24,7 @@ let options: [OptionSpec] = [
 ]
 
 let usage = """
-    livepush-capture \(LivePushVersion.current): the LivePush capture helper for X11.
+    livepush-capture \(LivePushVersion.current): the LivePush capture helper (X11, PipeWire, the ScreenCast portal).
 
     Usage: livepush-capture --group NAME [--monitor NAME|INDEX | --region X,Y,W,H | --window ID |
                             --window-name TEXT] [--no-cursor] [--damage] [--fps N] [--display :N]

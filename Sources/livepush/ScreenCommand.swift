@@ -15,6 +15,7 @@ enum ScreenCommand {
         .value("window", valueName: "ID", help: "Capture one window by id."),
         .value("window-name", valueName: "TEXT", help: "Capture the window whose name contains TEXT."),
         .flag("no-cursor", help: "Leave the pointer out."),
+        .flag("damage", help: "X11: skip grabs while nothing changed on screen (XDamage); the last frame is repeated."),
         .flag("desktop-audio", help: "Also send the desktop's sound (the default output's monitor), mixed with the mic."),
         // PipeWire screen capture: passed through to livepush-capture (docs/capture.md).
         .value("source", valueName: "x11|pipewire|portal", help: "Where frames come from (default x11)."),

@@ -14,19 +14,24 @@ let usage = """
     Usage: livepush <command> [options]
            livepush --help | --version
 
-    Commands:
-      screen          Record the screen to a file (starts its own capture helper).
-      record          Record what a capture helper sends on a group.
-      push            Push the screen to an RTMP server (and optionally record it).
-      doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
-      check-helper    Run a capture helper and check it against the Capture Link specification.
+    Commands (each with an example; 'livepush <command> --help' for its options):
+      screen          Record the screen and push it to RTMP servers; starts its own capture helper.
+                        livepush screen rtmp://live.example.com/app/KEY talk.mp4 --duration 600
+      push            Push the screen to RTMP servers (optionally recording it) from its own helper or a group's.
+                        livepush push rtmp://127.0.0.1/live/KEY --record talk.mp4
+      record          Record (and push) what any capture helper sends on a group.
+                        livepush record --group studio talk.mkv
       devices         List the audio sources (microphones) and sink monitors PipeWire offers.
+                        livepush devices
+      doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
+                        livepush doctor
+      check-helper    Run a capture helper and check it against the Capture Link specification.
+                        livepush check-helper -- ./my-helper --group {group}
 
     Options:
     \(ArgumentParser.optionsHelp(topLevelOptions))
 
-    Not built yet: the microphone.
-    Run 'livepush <command> --help' for a command's options.
+    The microphone is sent by default (--mic NAME, --no-mic); --desktop-audio adds the desktop's sound.
     """
 
 guard let first = arguments.first else {

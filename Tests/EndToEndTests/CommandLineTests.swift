@@ -21,22 +21,46 @@ import TestSupport
             Usage: livepush <command> [options]
                    livepush --help | --version
 
-            Commands:
-              screen          Record the screen to a file (starts its own capture helper).
-              record          Record what a capture helper sends on a group.
-              push            Push the screen to an RTMP server (and optionally record it).
-              doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
-              check-helper    Run a capture helper and check it against the Capture Link specification.
+            Commands (each with an example; 'livepush <command> --help' for its options):
+              screen          Record the screen and push it to RTMP servers; starts its own capture helper.
+                                livepush screen rtmp://live.example.com/app/KEY talk.mp4 --duration 600
+              push            Push the screen to RTMP servers (optionally recording it) from its own helper or a group's.
+                                livepush push rtmp://127.0.0.1/live/KEY --record talk.mp4
+              record          Record (and push) what any capture helper sends on a group.
+                                livepush record --group studio talk.mkv
               devices         List the audio sources (microphones) and sink monitors PipeWire offers.
+                                livepush devices
+              doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
+                                livepush doctor
+              check-helper    Run a capture helper and check it against the Capture Link specification.
+                                livepush check-helper -- ./my-helper --group {group}
 
             Options:
               -h, --help     Show this help.
                   --version  Print the version.
 
-            Not built yet: the microphone.
-            Run 'livepush <command> --help' for a command's options.
+            The microphone is sent by default (--mic NAME, --no-mic); --desktop-audio adds the desktop's sound.
 
             """)
+    }
+
+    /// Every command the help lists exists, and every example in it parses (run with --help added,
+    /// which each command reads after checking its options and arguments).
+    @Test func everyCommandAndExampleInTheHelpIsReal() throws {
+        let help = try ProcessRunner.run(livepush, ["--help"]).standardOutput.split(separator: "\n")
+        let commands = help.filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") && !$0.contains("--") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(commands == ["screen", "push", "record", "devices", "doctor", "check-helper"], "\(commands)")
+        let examples = help.filter { $0.hasPrefix("                    livepush ") }
+            .map { $0.split(separator: " ").dropFirst().map(String.init) }
+        #expect(examples.count == commands.count)
+        for example in examples where example.first != "check-helper" {  // its arguments go to the helper
+            let result = try ProcessRunner.run(livepush, example + ["--help"])
+            #expect(result.exitCode == 0, "livepush \(example.joined(separator: " ")): \(result)")
+        }
+        for command in commands {
+            #expect(try ProcessRunner.run(livepush, [command, "--help"]).exitCode == 0, "\(command) --help")
+        }
     }
 
     @Test func livepushMisspelledOptionIsAUsageErrorWithASuggestion() throws {
@@ -62,7 +86,7 @@ import TestSupport
         #expect(version.standardOutput == "livepush-capture 0.1.0\n")
         let help = try ProcessRunner.run(capture, ["-h"])
         #expect(help.exitCode == 0)
-        #expect(help.standardOutput.hasPrefix("livepush-capture 0.1.0: the LivePush capture helper for X11.\n"))
+        #expect(help.standardOutput.hasPrefix("livepush-capture 0.1.0: the LivePush capture helper (X11, PipeWire, the ScreenCast portal).\n"))
     }
 
     @Test func captureHelperWithoutAGroupSaysWhatIsMissing() throws {

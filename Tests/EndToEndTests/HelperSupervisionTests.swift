@@ -123,6 +123,26 @@ extension SharedScreen {
             #expect(result.standardError.contains("restarting it in 1 s") && result.standardError.contains("restarting it in 5 s"))
         }
 
+        /// `livepush screen --damage` passes the option on to the helper it starts.
+        @Test(.timeLimit(.minutes(1)))
+        func damageIsPassedOnToTheHelper() throws {
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("damage")).path + ".mp4"
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let screen = try start(["--damage", "--duration", "3", output])
+            var helperArguments: [String] = []
+            let deadline = Date().addingTimeInterval(5)
+            while helperArguments.isEmpty && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+                if let pid = helperPid(of: screen),
+                   let cmdline = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8) {
+                    helperArguments = cmdline.split(separator: "\0").map(String.init)
+                }
+            }
+            let result = screen.finish()
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(helperArguments.contains("--damage"), "the helper ran with \(helperArguments)")
+        }
+
         /// A helper that cannot run as configured exits 78 (EX_CONFIG, SPEC §13.5): the run stops at
         /// its first exit, with its reason, instead of restarting it five times.
         @Test(.timeLimit(.minutes(1)), arguments: [
