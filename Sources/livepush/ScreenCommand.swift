@@ -31,6 +31,8 @@ enum ScreenCommand {
     static let runOptions: [OptionSpec] = [
         .value("duration", valueName: "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
         .flag("quiet", short: "q", help: "No live status line."),
+        .flag("print-config", help: "Print the effective configuration (the file, then the options) as JSON, "
+            + "stream keys as ****, and exit."),
         .flag("help", short: "h", help: "Show this help."),
     ]
 
@@ -71,23 +73,28 @@ enum ScreenCommand {
             + (command == "push" ? [recordOption, groupOption] : [])
         let parsed: ParsedArguments
         let config: LivePushConfig
+        var fromFile = BroadcastSettings()
         do {
             parsed = try ArgumentParser.parse(arguments, options: specs)
             if parsed.has("help") {
                 print(usage(command))
                 Terminal.exit(.success)
             }
-            config = try ConfigOptions.config(from: parsed)
+            let loaded = try parsed.value("config").map(BroadcastFile.load)
+            if let loaded { fromFile = loaded.broadcast }
+            config = try ConfigOptions.config(from: parsed, file: loaded?.encoding)
             let files = parsed.positionals.filter { !isURL($0) }
             if command == "push", let file = files.first {
                 throw ArgumentError.invalidValue(option: "URL", value: file,
                                                  reason: "push takes rtmp:// URLs; record to a file with --record FILE")
             }
             if files.count > 1 { throw ArgumentError.unexpectedArgument(files[1]) }
-            if command == "push" && parsed.positionals.isEmpty { throw ArgumentError.missingArgument("URL") }
+            if command == "push" && parsed.positionals.isEmpty && fromFile.destinations.isEmpty {
+                throw ArgumentError.missingArgument("URL")
+            }
             if command == "record" {
                 guard parsed.value("group") != nil else { throw ArgumentError.missingArgument("--group NAME") }
-                guard !files.isEmpty else { throw ArgumentError.missingArgument("OUTPUT") }
+                guard !files.isEmpty || fromFile.recordingPath != nil else { throw ArgumentError.missingArgument("OUTPUT") }
             }
             if let text = parsed.value("duration"), (Double(text) ?? -1) <= 0 {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
@@ -96,18 +103,33 @@ enum ScreenCommand {
             Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
-        let pushURLs = parsed.positionals.filter(isURL)
-        let file = parsed.positionals.first { !isURL($0) }
-        let output = command == "push" ? parsed.value("record") : (file ?? (pushURLs.isEmpty ? defaultOutputPath() : nil))
+        // The command line wins over the file: its URLs replace the file's destinations, its FILE
+        // (or --record) the file's recordingPath, each option the file's value.
+        let commandLineURLs = parsed.positionals.filter(isURL)
+        let pushURLs = commandLineURLs.isEmpty ? fromFile.destinations : commandLineURLs
+        let positionalFile = parsed.positionals.first { !isURL($0) }
+        let output = command == "push"
+            ? parsed.value("record") ?? fromFile.recordingPath
+            : positionalFile ?? fromFile.recordingPath ?? (pushURLs.isEmpty ? defaultOutputPath() : nil)
         let group = parsed.value("group") ?? "screen-\(getpid())"
-        let audio = AudioChoice(microphone: !parsed.has("no-mic"), microphoneName: parsed.value("mic"),
-                                desktop: parsed.has("desktop-audio"))
+        let audio = AudioChoice(microphone: !parsed.has("no-mic") && (fromFile.microphone != false || parsed.value("mic") != nil),
+                                microphoneName: parsed.value("mic") ?? fromFile.microphoneName,
+                                desktop: parsed.has("desktop-audio") || fromFile.desktopAudio == true)
+        let helperArguments = captureOptions.flatMap { spec -> [String] in
+            if spec.name == "desktop-audio" { return audio.desktop ? ["--desktop-audio"] : [] }
+            if spec.valueName == nil {
+                return parsed.has(spec.name) || fromFile.captureFlags.contains(spec.name) ? ["--\(spec.name)"] : []
+            }
+            return (parsed.value(spec.name) ?? fromFile.captureValues[spec.name]).map { ["--\(spec.name)", $0] } ?? []
+        }
+        if parsed.has("print-config") {
+            print(EffectiveConfiguration.json(config: config, destinations: pushURLs, recordingPath: output,
+                                              helperArguments: command == "record" ? [] : helperArguments,
+                                              audio: audio))
+            Terminal.exit(.success)
+        }
         let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group, audio: audio,
                                        quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init))
-        let helperArguments = captureOptions.flatMap { spec -> [String] in
-            if spec.valueName == nil { return parsed.has(spec.name) ? ["--\(spec.name)"] : [] }
-            return parsed.value(spec.name).map { ["--\(spec.name)", $0] } ?? []
-        }
         Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments,
                                   helperExecutable: parsed.value("helper")))
     }
