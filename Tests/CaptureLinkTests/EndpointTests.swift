@@ -56,6 +56,26 @@ import Testing
         #expect(recorder.wait { $0.finished != nil }?.finished?.1 == "done")
     }
 
+    /// The cause of the flaky X11 checkerboard test: a STOP that arrived while `acquireSlot`
+    /// polled for RELEASEs was read there and dropped, so the helper captured on until the pusher
+    /// closed the link 1 s later and it exited 1. The STOP must reach the next `poll`.
+    @Test(.timeLimit(.minutes(1)))
+    func aStopReadWhileAcquiringASlotIsHandedToTheNextPoll() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        let helper = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        try helper.start(sourceInfo: "{}")
+        #expect(recorder.wait { $0.isStarted } != nil)
+        pusher.requestStop(text: "test stop")  // sent before it returns: the STOP is in the helper's socket
+        #expect(try helper.acquireSlot() != nil)  // reads the STOP along with any RELEASE
+        let requests = try helper.poll(timeoutMs: 0)
+        let stop = requests.first { if case .stop = $0 { true } else { false } }
+        #expect(stop != nil, "the STOP was lost: \(requests)")
+        helper.finish(.user, text: "stopped")
+    }
+
     @Test func framesArriveIntactAndSlotsComeBack() throws {
         let runtime = privateRuntimeDirectory()
         let recorder = EventRecorder()
