@@ -77,7 +77,8 @@ public final class PusherEndpoint: @unchecked Sendable {
         close(listenDescriptor)
         close(wakeDescriptor)
         unlink(rendezvous.socketPath)
-        close(lockDescriptor)  // releases the group's lock (the file stays: unlinking it would race)
+        unlink(rendezvous.lockPath)  // before releasing it: a pusher that locked this file checks it is still there
+        close(lockDescriptor)
     }
 
     /// Borrows the newest frame, or nil when there is none. Release it when done; until then

@@ -248,6 +248,7 @@ import Testing
         pusher.stop()
         #expect(flock(probe, LOCK_EX | LOCK_NB) == 0, "stop released the lock")
         close(probe)
+        #expect(access(lockPath, F_OK) != 0, "stop removed the lock file: nothing is left behind")
     }
 }
 

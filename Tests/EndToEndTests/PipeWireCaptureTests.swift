@@ -284,7 +284,7 @@ struct PipeWireCaptureTests {
         let result = try ProcessRunner.run(BuiltProducts.path("livepush-capture"), [
             "--group", "nobody", "--source", "pipewire", "--target", "no-such-node",
         ], environment: try PipeWireVideoSource.environment())
-        #expect(result.exitCode == 1)
+        #expect(result.exitCode == 78, "EX_CONFIG: \(result)")
         #expect(result.standardError.hasPrefix("livepush-capture: no PipeWire node 'no-such-node'; the video nodes are: "))
         #expect(result.standardError.contains("\(source.nodeID) '\(source.name)' Video/Source (LivePush test video source)"))
     }
@@ -294,7 +294,7 @@ struct PipeWireCaptureTests {
         let result = try ProcessRunner.run(BuiltProducts.path("livepush-capture"), [
             "--group", "nobody", "--source", "pipewire", "--target", microphone,
         ], environment: try PipeWireVideoSource.environment())
-        #expect(result.exitCode == 1)
+        #expect(result.exitCode == 78, "EX_CONFIG: \(result)")
         #expect(result.standardError.contains("is not a video node (media.class 'Audio/Source')"), "\(result)")
     }
 
@@ -302,7 +302,7 @@ struct PipeWireCaptureTests {
         let result = try ProcessRunner.run(BuiltProducts.path("livepush-capture"), [
             "--group", "nobody", "--source", "pipewire", "--node", "42",
         ], environment: ["PIPEWIRE_REMOTE": "/tmp/livepush-no-pipewire-here"])
-        #expect(result.exitCode == 1)
+        #expect(result.exitCode == 78, "EX_CONFIG: \(result)")
         #expect(result.standardError == "livepush-capture: no PipeWire daemon at /tmp/livepush-no-pipewire-here "
             + "(no socket there); start pipewire, or set PIPEWIRE_REMOTE / XDG_RUNTIME_DIR to where it runs\n")
     }
@@ -313,7 +313,7 @@ struct PipeWireCaptureTests {
         let result = try ProcessRunner.run(BuiltProducts.path("livepush-capture"), [
             "--group", "nobody", "--source", "pipewire", "--target", source.name,
         ], environment: try PipeWireVideoSource.environment(), timeoutSeconds: 20)
-        #expect(result.exitCode == 1)
+        #expect(result.exitCode == 78, "EX_CONFIG: \(result)")
         #expect(result.standardError.contains("format negotiation with PipeWire node \(source.nodeID) '\(source.name)' failed"),
                 "\(result)")
         #expect(result.standardError.contains("it offers YUY2;"), "\(result)")
