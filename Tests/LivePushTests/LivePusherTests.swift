@@ -212,4 +212,17 @@ import TestSupport
         #expect(elsewhere.isEmpty, "callbacks elsewhere: \(elsewhere)")
         #expect(pusher.statistics.width == 320, "the statistics getter reads the last figures")
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func pauseBeforeCaptureStartsShowsThePausePictureFromTheStart() throws {
+        let pusher = try LivePusher(config: config())
+        pusher.pause()
+        try pusher.startScreenCapture(group: UniqueName.make("paused"), runtimeDirectory: privateRuntimeDirectory())
+        let shown = pusher.placeholderShown
+        pusher.resume()
+        let afterResume = pusher.placeholderShown
+        pusher.destroy()
+        #expect(shown == "paused", "pause() before startScreenCapture was lost: \(shown ?? "nil")")
+        #expect(afterResume == nil)
+    }
 }
