@@ -164,6 +164,9 @@ public final class HelperEndpoint {
     /// 100 bytes a frame (FRAME, RELEASE, heartbeats) whatever the frame size.
     public var socketBytes: Int { socket.bytesSent + socket.bytesReceived }
 
+    /// Requests read by `acquireSlot`, handed out by the next `poll`.
+    private var pendingRequests: [HelperRequest] = []
+
     // MARK: Sending
 
     private func send(_ message: Message) throws(HelperLinkError) {
@@ -179,7 +182,9 @@ public final class HelperEndpoint {
     /// A slot to write the next frame into, or nil when the pusher holds them all: then the
     /// frame is dropped (and counted), as "latest frame wins" asks. Handles pending RELEASEs first.
     public func acquireSlot() throws(HelperLinkError) -> WritableSlot? {
-        _ = try poll(timeoutMs: 0)
+        // A STOP or CONFIG read here is kept for the next `poll` (dropping it lost the pusher's
+        // STOP: the helper went on until the pusher closed the link, and exited 1).
+        pendingRequests += try poll(timeoutMs: 0)
         guard let index = ownedSlots.min() else {
             framesDropped += 1
             mapping.store(framesDropped, at: RingHeaderField.helperFramesDropped)
@@ -228,9 +233,10 @@ public final class HelperEndpoint {
     /// Handles what the pusher sent, waiting up to `timeoutMs` for the first message; sends a
     /// heartbeat when due. Returns the pusher's requests (CONFIG, STOP) in order.
     public func poll(timeoutMs: Int) throws(HelperLinkError) -> [HelperRequest] {
-        var requests: [HelperRequest] = []
+        var requests = pendingRequests
+        pendingRequests = []
         var ready = pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)
-        if Glibc.poll(&ready, 1, Int32(timeoutMs)) > 0 {
+        if Glibc.poll(&ready, 1, requests.isEmpty ? Int32(timeoutMs) : 0) > 0 {
             while true {
                 let received: Received
                 do { received = try socket.receive(blocking: false) } catch { throw .system(error) }

@@ -35,6 +35,8 @@ public final class PusherEndpoint: @unchecked Sendable {
     public let configuration: PusherEndpointConfiguration
     private let handler: @Sendable (CaptureLinkEvent) -> Void
     private let listenDescriptor: Int32
+    /// The group's lock, held while listening.
+    private let lockDescriptor: Int32
     private let wakeDescriptor: Int32
     private let running = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
@@ -50,7 +52,9 @@ public final class PusherEndpoint: @unchecked Sendable {
         self.configuration = configuration
         self.handler = handler
         rendezvous = try Rendezvous(group: configuration.group, runtimeDirectory: configuration.runtimeDirectory)
-        listenDescriptor = try rendezvous.listen()
+        let listening = try rendezvous.listen()
+        listenDescriptor = listening.socket
+        lockDescriptor = listening.lock
         wakeDescriptor = CLinuxShim_eventfd(0, CLinuxShim_EFD_CLOEXEC | CLinuxShim_EFD_NONBLOCK)
         running.store(true, ordering: .sequentiallyConsistent)
         let thread = Thread { [self] in runLoop() }
@@ -73,6 +77,8 @@ public final class PusherEndpoint: @unchecked Sendable {
         close(listenDescriptor)
         close(wakeDescriptor)
         unlink(rendezvous.socketPath)
+        unlink(rendezvous.lockPath)  // before releasing it: a pusher that locked this file checks it is still there
+        close(lockDescriptor)
     }
 
     /// Borrows the newest frame, or nil when there is none. Release it when done; until then

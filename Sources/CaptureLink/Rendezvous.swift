@@ -7,6 +7,8 @@ public struct Rendezvous: Sendable, Equatable {
     public let directory: String
 
     public var socketPath: String { directory + "/" + group + ".sock" }
+    /// The file a listening pusher holds an exclusive `flock()` on (SPEC §3.3).
+    public var lockPath: String { directory + "/" + group + ".lock" }
 
     public enum Failure: Error, Equatable, CustomStringConvertible {
         case invalidGroup(String)
@@ -26,7 +28,7 @@ public struct Rendezvous: Sendable, Equatable {
             case .unsafeDirectory(let path, let reason):
                 return "refusing to use '\(path)': \(reason)"
             case .groupInUse(let group, let path):
-                return "another pusher is already listening on group '\(group)' (\(path)); "
+                return "another pusher is already listening on group '\(group)' (\(path) is taken); "
                     + "stop it or choose another group"
             case .system(let error, let path):
                 return "\(path): \(error)"
@@ -61,10 +63,59 @@ public struct Rendezvous: Sendable, Equatable {
 
     // MARK: Pusher side
 
-    /// Creates the private directory if needed, replaces a stale socket from a crashed pusher
-    /// (never a live one), binds and listens. Returns the listening descriptor.
-    func listen() throws(Failure) -> Int32 {
+    /// A listening pusher's descriptors: the socket, and the group's lock it holds while it listens.
+    struct Listening {
+        let socket: Int32
+        let lock: Int32
+    }
+
+    /// Creates the private directory if needed, takes the group's lock (a second pusher on the
+    /// group is refused there), replaces a stale socket from a crashed pusher (never a live
+    /// one), binds and listens.
+    func listen() throws(Failure) -> Listening {
         try preparePrivateDirectory()
+        let lock = try takeLock()
+        do throws(Failure) {
+            return Listening(socket: try bindAndListen(), lock: lock)
+        } catch {
+            unlink(lockPath)
+            close(lock)
+            throw error
+        }
+    }
+
+    /// Opens `<group>.lock` and takes `flock(LOCK_EX)` on it; the pusher that stops unlinks it
+    /// before it closes it (so nothing is left behind), so a lock taken on a file that is no
+    /// longer the one at the path is dropped and taken again on the new one.
+    private func takeLock() throws(Failure) -> Int32 {
+        for _ in 0..<10 {
+            let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard lock >= 0 else { throw .system(SystemCallError("open", errno: errno), path: lockPath) }
+            // A few tries over 100 ms: a process forked by another thread holds a copy of a
+            // released lock's descriptor until it execs (O_CLOEXEC closes it only then).
+            var locked = flock(lock, LOCK_EX | LOCK_NB) == 0
+            for _ in 0..<10 where !locked && errno == EWOULDBLOCK {
+                usleep(10_000)
+                locked = flock(lock, LOCK_EX | LOCK_NB) == 0
+            }
+            guard locked else {
+                let error = errno
+                close(lock)
+                if error == EWOULDBLOCK { throw .groupInUse(group: group, path: lockPath) }
+                throw .system(SystemCallError("flock", errno: error), path: lockPath)
+            }
+            var held = stat(), atPath = stat()
+            if fstat(lock, &held) == 0 && stat(lockPath, &atPath) == 0
+                && held.st_dev == atPath.st_dev && held.st_ino == atPath.st_ino {
+                return lock
+            }
+            close(lock)  // the pusher that held it unlinked it meanwhile: lock the new one
+        }
+        throw .groupInUse(group: group, path: lockPath)
+    }
+
+    /// With the group's lock held: the stale-socket check, bind and listen.
+    private func bindAndListen() throws(Failure) -> Int32 {
         var existing = stat()
         if lstat(socketPath, &existing) == 0 {
             guard existing.st_mode & S_IFMT == S_IFSOCK else {

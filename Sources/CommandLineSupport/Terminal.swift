@@ -22,6 +22,10 @@ public enum Terminal {
         case success = 0
         case failure = 1
         case usage = 2
+        /// EX_CONFIG (sysexits.h): "my configuration is wrong, do not restart me". A capture
+        /// helper exits with it when it cannot run as configured (no display, a capture target
+        /// that does not exist); a supervisor stops at once instead of retrying (SPEC §13.5).
+        case configuration = 78
     }
 
     /// Flushes standard output and exits.

@@ -6,6 +6,7 @@ struct BitrateController {
     private(set) var targetKbps: Int
     private(set) var minKbps: Int
     private(set) var currentKbps: Int
+    let initialKbps: Int
     let enabled: Bool
     private(set) var lastChangeWasDown = false
     /// Consecutive calls with every queue short.
@@ -42,6 +43,7 @@ struct BitrateController {
         self.targetKbps = targetKbps
         self.minKbps = minKbps
         self.currentKbps = currentKbps
+        initialKbps = currentKbps
         self.enabled = enabled
     }
 
@@ -71,6 +73,12 @@ struct BitrateController {
             calmSeconds = 0
         }
         return nil
+    }
+
+    /// Back to the initial bitrate (restartPush); the new bitrate, or nil when it is there already.
+    mutating func restart() -> Int? {
+        calmSeconds = 0
+        return change(to: initialKbps)
     }
 
     mutating func setTarget(_ kbps: Int) -> Int? {

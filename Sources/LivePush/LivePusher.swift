@@ -28,24 +28,30 @@ public final class LivePusher: @unchecked Sendable {
     public let config: LivePushConfig
     private weak var observer: (any LivePusherObserver)?
     private let callbackQueue: DispatchQueue
-    private let lock = NSLock()
+    let lock = NSLock()
     private var endpoint: PusherEndpoint?
-    private var pipeline: VideoPipeline?
-    private var audioPipeline: AudioPipeline?
+    var pipeline: VideoPipeline?
+    var audioPipeline: AudioPipeline?
     private var microphone: Microphone?
     private var recording: LocalRecording?
-    private var pushes: [RTMPOutput] = []
+    /// The live push destinations, those that gave up (for reconnectPush and restartPush), and
+    /// what the stopped ones carried.
+    var pushes: [RTMPOutput] = []
+    var givenUpPushes: [PushDestination] = []
+    var finishedPushTotals: [(url: PushDestination, totals: RTMPOutputTotals)] = []
     private var statisticsTimer: DispatchSourceTimer?
     private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, bytes: 0)
     private var lastAudioBytes = 0
     private var lastCpuSeconds = 0.0
     private var lastSystemTicks: (busy: UInt64, total: UInt64)?
-    private var bitrateController: BitrateController
+    var bitrateController: BitrateController
     /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
     private var userPaused = false
     private var helperPaused = false
     /// A helper (re)started: the screen comes back with its first frame.
     private var helperReturning = false
+    /// The audio controls the user set, kept for a pipeline that does not exist yet.
+    private var audioControls = AudioControls()
     /// Since when the network has carried less than the minimum bitrate (ns), if it has.
     private var networkPoorSinceNs: UInt64?
     /// Background music, external PCM, noise suppression, voice activity, ear monitoring
@@ -92,13 +98,13 @@ public final class LivePusher: @unchecked Sendable {
             pipeline = try VideoPipeline(settings: settings, images: images) { box.endpoint?.acquireLatestFrame() }
         } catch {
             // A hardware encoder is probed by opening it: without its GPU, fall back to libx264.
-            guard settings.encoder != .libx264 else { throw .encoder(error) }
+            guard settings.encoder != .libx264 else { throw reported(.encoder(error)) }
             var fallback = settings
             fallback.encoder = .libx264
             do {
                 pipeline = try VideoPipeline(settings: fallback, images: images) { box.endpoint?.acquireLatestFrame() }
             } catch {
-                throw .encoder(error)
+                throw reported(.encoder(error))
             }
             let requested = settings.encoder.rawValue
             notify { $0.onWarning(code: LivePushWarningCode.encoderFallback,
@@ -114,7 +120,7 @@ public final class LivePusher: @unchecked Sendable {
                 self?.handle(event)
             }
         } catch {
-            throw .screenCapture(error)
+            throw reported(.screenCapture(error))
         }
         var audioPipeline: AudioPipeline?
         if audio {
@@ -124,11 +130,15 @@ public final class LivePusher: @unchecked Sendable {
                     bitrateKbps: config.audioBitrateKbps, epochNs: epochNs))
             } catch {
                 endpoint.stop()
-                throw .encoder(error)
+                throw reported(.encoder(error))
             }
         }
         box.endpoint = endpoint
-        if let audioPipeline { connectAudio(audioPipeline) }
+        if let audioPipeline {
+            connectAudio(audioPipeline)
+            audioControls.apply(to: audioPipeline)  // what was set before capture started
+        }
+        if userPaused { pipeline.showPlaceholder(.paused) }
         pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
         pipeline.onEncoderError = { [weak self] error in
             self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
@@ -139,6 +149,15 @@ public final class LivePusher: @unchecked Sendable {
         pipeline.start()
         audioPipeline?.start()
         startStatistics()
+    }
+
+    /// A failure to start screen capture, also sent to `onError` (the encoder's as
+    /// `encoderFailed`, the rendezvous's as `screenCaptureFailed`), so that an observer sees
+    /// every failure where it sees the others.
+    private func reported(_ error: LivePushError) -> LivePushError {
+        let code = if case .screenCapture = error { LivePushErrorCode.screenCaptureFailed } else { LivePushErrorCode.encoderFailed }
+        notify { $0.onError(code: code, message: error.description, extraInfo: [:]) }
+        return error
     }
 
     /// The configured pause and poor-network images; one that cannot be read is a warning
@@ -299,173 +318,32 @@ public final class LivePusher: @unchecked Sendable {
         }
     }
 
-    // MARK: Push
-
-    /// Starts publishing to `url` (rtmp://host[:port]/app/key, rtmps://... over TLS, or
-    /// srt://host:port?streamid=...&passphrase=...&latency=MS): 0, or -2 for a URL that cannot
-    /// be used (the reason goes to `onError`), or -1 when screen capture is not started or a
-    /// push is already running (more destinations: `addPushDestination`). Status changes arrive
-    /// in `onPushStatusUpdate`; the key never appears in any of them.
-    @discardableResult
-    public func startPush(url text: String) -> Int32 {
-        guard !isPushing else { return -1 }
-        return addPushDestination(url: text)
-    }
-
-    /// Publishes the same encode to one more RTMP destination; codes as `startPush`. Each
-    /// destination has its own queue, sender thread and reconnections: a slow or failing one
-    /// does not hold the others back. Its status carries its (redacted) URL in `extraInfo["url"]`.
-    @discardableResult
-    public func addPushDestination(url text: String) -> Int32 {
-        let url: PushDestination
-        do {
-            url = try PushDestination(text)
-        } catch {
-            notify { $0.onError(code: LivePushErrorCode.invalidURL, message: "invalid push URL: \(error)", extraInfo: [:]) }
-            return LivePushErrorCode.invalidURL
-        }
-        return startOutput(url)
-    }
-
-    private func startOutput(_ url: PushDestination) -> Int32 {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let pipeline, !pushes.contains(where: { $0.url == url }) else { return -1 }
-        let output: RTMPOutput
-        do {
-            output = try RTMPOutput(url: url, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
-                                    retryIntervalMs: config.connectRetryIntervalMs, retryCount: config.connectRetryCount,
-                                    caFile: config.caFile)
-        } catch {
-            return -1
-        }
-        let redacted = url.description
-        output.onStatus = { [weak self] status, message in
-            self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: ["url": redacted]) }
-        }
-        output.onRetry = { [weak self] error, attempt in
-            self?.notify { $0.onWarning(code: LivePushWarningCode.pushReconnecting,
-                                        message: "push to \(redacted) failed (\(error)); retrying",
-                                        extraInfo: ["url": redacted, "cause": error.kind.rawValue, "attempt": String(attempt)]) }
-        }
-        output.onFailure = { [weak self] error in
-            let hint = error.kind == .rejected && error.step == .publish
-                ? " (a server refuses a second publisher on a stream key already in use: stop the other one or use another key)"
-                : ""
-            self?.notify { $0.onError(code: LivePushErrorCode.push(error.kind), message: "push to \(redacted) failed: \(error)\(hint)",
-                                      extraInfo: ["url": redacted, "cause": error.kind.rawValue]) }
-        }
-        output.onNeedKeyframe = { [weak pipeline] in pipeline?.requestKeyframe() }
-        output.onCongestion = { [weak self] dropped in
-            self?.notify { $0.onWarning(code: LivePushWarningCode.networkBusy,
-                                        message: "the network to \(redacted) is slower than the stream: \(dropped) video frames dropped",
-                                        extraInfo: ["url": redacted, "framesDropped": String(dropped)]) }
-        }
-        pushes.append(output)
-        output.start()
-        pipeline.add(output)
-        audioPipeline?.add(output)
-        return 0
-    }
-
-    /// Stops publishing to every destination (FCUnpublish, deleteStream); encoding and
-    /// recording go on.
-    public func stopPush() {
-        lock.lock()
-        let outputs = pushes
-        pushes = []
-        for output in outputs {
-            pipeline?.remove(output)
-            audioPipeline?.remove(output)
-        }
-        lock.unlock()
-        for output in outputs { output.stop() }
-    }
-
-    /// Drops every RTMP connection and connects again (Reconnecting, then ConnectSuccess); the
-    /// streams restart on a keyframe. Encoding and recording go on.
-    public func reconnectPush() {
-        lock.lock()
-        let outputs = pushes
-        lock.unlock()
-        for output in outputs { output.reconnect() }
-    }
-
-    /// Stops the push and starts it again to the same destinations; 0, or startPush's codes.
-    @discardableResult
-    public func restartPush() -> Int32 {
-        lock.lock()
-        let urls = pushes.map(\.url)
-        lock.unlock()
-        guard !urls.isEmpty else { return -1 }
-        stopPush()
-        return urls.map { startOutput($0) }.first { $0 != 0 } ?? 0
-    }
-
-    public var isPushing: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return !pushes.isEmpty
-    }
-
-    /// The first push URL with its key replaced by ****, or nil.
-    public var pushURL: String? { pushURLs.first }
-
-    /// Every push destination, keys replaced by ****.
-    public var pushURLs: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return pushes.map(\.url.description)
-    }
-
-    // MARK: Bitrate
-
-    /// The bitrate auto bitrate climbs back to on a good network (or, without it, the bitrate);
-    /// 0, or -2 outside 100...50000 kbps or below the minimum.
-    @discardableResult
-    public func setTargetVideoBitrate(kbps: Int) -> Int32 {
-        guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidParameter }
-        lock.lock()
-        defer { lock.unlock() }
-        guard kbps >= bitrateController.minKbps else { return LivePushErrorCode.invalidParameter }
-        if let newKbps = bitrateController.setTarget(kbps) { pipeline?.setBitrate(kbps: newKbps) }
-        return 0
-    }
-
-    /// The lowest bitrate auto bitrate goes down to; 0, or -2 outside 100...50000 kbps or above the target.
-    @discardableResult
-    public func setMinVideoBitrate(kbps: Int) -> Int32 {
-        guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidParameter }
-        lock.lock()
-        defer { lock.unlock() }
-        guard kbps <= bitrateController.targetKbps else { return LivePushErrorCode.invalidParameter }
-        if let newKbps = bitrateController.setMin(kbps) { pipeline?.setBitrate(kbps: newKbps) }
-        return 0
-    }
-
-    /// The bitrate the video encoder runs at now.
-    public var currentVideoBitrateKbps: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return bitrateController.currentKbps
-    }
-
     // MARK: Audio
 
     /// The microphone's volume in percent: 100 as captured, 0 silent, up to 400 amplified.
-    public func setCaptureVolume(_ percent: Int) { currentAudioPipeline?.setVolume(percent, for: .microphone) }
+    /// Like every audio control, it may be called before `startScreenCapture`: the pipeline
+    /// starts with it.
+    public func setCaptureVolume(_ percent: Int) { changeAudio { $0.volumesPercent[.microphone] = percent } }
 
     /// The helper's desktop audio volume in percent, as `setCaptureVolume`.
-    public func setDesktopAudioVolume(_ percent: Int) { currentAudioPipeline?.setVolume(percent, for: .desktop) }
+    public func setDesktopAudioVolume(_ percent: Int) { changeAudio { $0.volumesPercent[.desktop] = percent } }
 
     /// Sends silence instead of the audio (or the audio again); the audio track and its
     /// timestamps go on, so players do not notice a gap.
-    public func setMute(_ muted: Bool) { currentAudioPipeline?.setMuted(muted) }
+    public func setMute(_ muted: Bool) { changeAudio { $0.muted = muted } }
 
     /// Reports the microphone's level to `onMicrophoneVolumeUpdate` every `intervalMs`
     /// (100 or more; 0 stops).
     public func enableVolumeEvaluation(intervalMs: Int) {
-        currentAudioPipeline?.setLevelInterval(ms: intervalMs <= 0 ? 0 : max(100, intervalMs))
+        changeAudio { $0.levelIntervalMs = intervalMs <= 0 ? 0 : max(100, intervalMs) }
+    }
+
+    /// Keeps an audio control and applies it to the pipeline, now or when it starts.
+    private func changeAudio(_ change: (inout AudioControls) -> Void) {
+        lock.withLock {
+            change(&audioControls)
+            if let audioPipeline { audioControls.apply(to: audioPipeline) }
+        }
     }
 
     /// Captures the microphone through PipeWire: the source named `name` (a node name, as
@@ -517,20 +395,15 @@ public final class LivePusher: @unchecked Sendable {
         microphone?.stop()
     }
 
-    private var currentAudioPipeline: AudioPipeline? {
-        lock.lock()
-        defer { lock.unlock() }
-        return audioPipeline
-    }
-
     // MARK: Local recording
 
     /// Starts recording to `path` (.mp4 fragmented, .mkv or .flv). Returns 0, or the reference
     /// SDK's code: -1 internal error (also: screen capture not started), -2 unsupported
     /// extension, -6 already recording, -7 the file exists, -8 no permission. The same code
-    /// arrives in `onLocalRecordBegin`.
+    /// arrives in `onLocalRecordBegin`. `onLocalRecording` reports the duration every
+    /// `progressIntervalMs` of recorded media; 0 (the default, as in the reference) turns it off.
     @discardableResult
-    public func startLocalRecording(path: String, progressIntervalMs: Int = 1000) -> Int32 {
+    public func startLocalRecording(path: String, progressIntervalMs: Int = 0) -> Int32 {
         lock.lock()
         let code: Int32
         if recording != nil {
@@ -561,7 +434,9 @@ public final class LivePusher: @unchecked Sendable {
         return code
     }
 
-    /// Finishes the recording, if any: its file is complete when `onLocalRecordComplete` says 0.
+    /// Finishes the recording, if any: its file is complete when `onLocalRecordComplete` says 0;
+    /// -3 when it stopped before the first picture (nothing recorded: the empty file is removed),
+    /// -1 when writing failed.
     public func stopLocalRecording() {
         lock.lock()
         let recording = self.recording
@@ -572,9 +447,12 @@ public final class LivePusher: @unchecked Sendable {
         }
         lock.unlock()
         guard let recording else { return }
-        let failure = recording.finish()
-        notify { $0.onLocalRecordComplete(code: failure == nil ? 0 : LocalRecordingCode.internalError,
-                                          storagePath: recording.path) }
+        let code = switch recording.finish() {
+        case .complete: LocalRecordingCode.ok
+        case .nothingRecorded: LocalRecordingCode.nothingRecorded
+        case .failed: LocalRecordingCode.internalError
+        }
+        notify { $0.onLocalRecordComplete(code: code, storagePath: recording.path) }
     }
 
     /// Stops everything; the pusher cannot be used afterwards.
@@ -586,7 +464,9 @@ public final class LivePusher: @unchecked Sendable {
     // MARK: Statistics
 
     /// The latest figures (also sent to `onStatisticsUpdate` once a second).
-    public private(set) var statistics = LivePusherStatistics()
+    public var statistics: LivePusherStatistics { lock.withLock { latestStatistics } }
+    /// Written by the statistics tick under the lock.
+    private var latestStatistics = LivePusherStatistics()
 
     private func startStatistics() {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "livepush.statistics"))
@@ -648,7 +528,7 @@ public final class LivePusher: @unchecked Sendable {
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
         updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)
         figures.encoderBitrateKbps = bitrateController.currentKbps
-        statistics = figures
+        latestStatistics = figures
         lock.unlock()
         let snapshot = figures
         if let newKbps = decision, bitrateController.lastChangeWasDown {
@@ -681,7 +561,7 @@ public final class LivePusher: @unchecked Sendable {
         }
     }
 
-    private func notify(_ call: @escaping @Sendable (any LivePusherObserver) -> Void) {
+    func notify(_ call: @escaping @Sendable (any LivePusherObserver) -> Void) {
         callbackQueue.async { [weak self] in
             guard let observer = self?.observer else { return }
             call(observer)
@@ -692,4 +572,17 @@ public final class LivePusher: @unchecked Sendable {
 /// Lets the pipeline reach the endpoint created after it.
 private final class EndpointBox: @unchecked Sendable {
     var endpoint: PusherEndpoint?
+}
+
+/// The audio controls of `LivePusher`, applied to its audio pipeline whenever one runs.
+private struct AudioControls {
+    var volumesPercent: [AudioSourceKind: Int] = [:]
+    var muted = false
+    var levelIntervalMs = 0
+
+    func apply(to pipeline: AudioPipeline) {
+        for (source, percent) in volumesPercent { pipeline.setVolume(percent, for: source) }
+        pipeline.setMuted(muted)
+        pipeline.setLevelInterval(ms: levelIntervalMs)
+    }
 }

@@ -129,13 +129,17 @@ public struct LivePusherStatistics: Equatable, Sendable {
 
 /// Error codes of `onError`.
 public enum LivePushErrorCode {
+    /// The video or audio encoder could not be opened (`startScreenCapture` also throws) or failed.
     public static let encoderFailed: Int32 = -1301
+    /// Screen capture could not start: the group's rendezvous cannot be made (`startScreenCapture`
+    /// also throws).
     public static let screenCaptureFailed: Int32 = -1308
     /// A parameter out of its range (the reference SDK's -2), e.g. a bitrate for `setTargetVideoBitrate`.
     public static let invalidParameter: Int32 = -2
     /// The push URL cannot be used (not rtmp://, no key, ...): the same code, for the URL.
     public static let invalidURL: Int32 = invalidParameter
-    /// Pushing failed for good for another reason than those below.
+    /// Pushing failed for another reason than those below: the destination's output could not be
+    /// built (`startPush` and `addPushDestination` return -1).
     public static let pushFailed: Int32 = -1307
     /// Pushing gave up (after its retries, or at once when the server refused). The code says why:
     /// the server's host name does not resolve,
@@ -227,6 +231,8 @@ public enum LocalRecordingCode {
     public static let ok: Int32 = 0
     public static let internalError: Int32 = -1
     public static let unsupportedExtension: Int32 = -2
+    /// `onLocalRecordComplete` only: stopped before the first picture, so nothing was recorded.
+    public static let nothingRecorded: Int32 = -3
     public static let alreadyRecording: Int32 = -6
     public static let fileExists: Int32 = -7
     public static let noPermission: Int32 = -8

@@ -45,7 +45,7 @@ final class LocalRecording: EncodedMediaSink, @unchecked Sendable {
         self.path = path
         self.audioRateHz = audioRateHz
         self.writer = writer
-        self.progressIntervalMs = max(1, progressIntervalMs)
+        self.progressIntervalMs = max(0, progressIntervalMs)
     }
 
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64) {
@@ -65,7 +65,7 @@ final class LocalRecording: EncodedMediaSink, @unchecked Sendable {
             return
         }
         durationMs = Int(ptsMs - (startedPtsMs ?? ptsMs))
-        if durationMs - lastProgressMs >= progressIntervalMs {
+        if progressIntervalMs > 0 && durationMs - lastProgressMs >= progressIntervalMs {
             lastProgressMs = durationMs
             onProgress?(durationMs)
         }
@@ -95,17 +95,29 @@ final class LocalRecording: EncodedMediaSink, @unchecked Sendable {
         return writer.bytesWritten
     }
 
-    /// Closes the file; nil when it is complete, else what failed.
-    func finish() -> MediaError? {
+    /// How a recording ended.
+    enum Ending {
+        case complete
+        /// Stopped before the first keyframe: nothing was recorded, and the empty file is removed.
+        case nothingRecorded
+        case failed(MediaError)
+    }
+
+    /// Closes the file.
+    func finish() -> Ending {
         lock.lock()
         defer { lock.unlock() }
-        if let failed { return failed }
+        if let failed { return .failed(failed) }
         do throws(MediaError) {
             try writer.finish()
-            return nil
         } catch {
-            return error
+            return .failed(error)
         }
+        guard startedPtsMs != nil else {
+            try? FileManager.default.removeItem(atPath: path)
+            return .nothingRecorded
+        }
+        return .complete
     }
 }
 

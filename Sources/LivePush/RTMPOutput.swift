@@ -33,6 +33,12 @@ struct RTMPOutputFigures: Sendable {
     var sendRateKbps: Int { intervalMs > 0 ? bytesSent * 8 / intervalMs : 0 }
 }
 
+/// What one destination carried since it started (`RTMPOutput.totals`).
+struct RTMPOutputTotals: Sendable {
+    var publishedMs = 0
+    var bytesSent: Int64 = 0
+}
+
 /// One push destination (RTMP, RTMPS or SRT: a `PushConnection` per connection): a bounded queue
 /// fed by the pipelines and a sender thread that connects, publishes, reconnects (every
 /// `retryIntervalMs`, `retryCount` times) and always restarts on a keyframe with fresh sequence
@@ -74,6 +80,10 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private var reconnectRequested = false
     private var figures = RTMPOutputFigures()
     private var figuresSinceNs = MonotonicClock.nowNs()
+    private var totalBytesSent: Int64 = 0
+    private var publishedNs: UInt64 = 0
+    /// Since when the current connection publishes, while one does.
+    private var publishingSinceNs: UInt64?
     private var delaySumMs = 0.0, delaySquareSumMs = 0.0, delayCount = 0
     var onStatus: (@Sendable (PushStatus, String) -> Void)?
     /// A connection attempt failed and another follows (the error, the attempt number).
@@ -186,6 +196,14 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         delaySquareSumMs = 0
         delayCount = 0
         return result
+    }
+
+    /// Time published and bytes sent since the start, over every connection.
+    var totals: RTMPOutputTotals {
+        condition.lock()
+        defer { condition.unlock() }
+        let currentNs = publishingSinceNs.map { MonotonicClock.nowNs() - $0 } ?? 0
+        return RTMPOutputTotals(publishedMs: Int((publishedNs + currentNs) / 1_000_000), bytesSent: totalBytesSent)
     }
 
     private var queuedDurationMs: Int {
@@ -316,6 +334,9 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private func setPublishing(_ value: Bool) {
         condition.lock()
         publishing = value
+        let nowNs = MonotonicClock.nowNs()
+        if let since = publishingSinceNs { publishedNs += nowNs - since }
+        publishingSinceNs = value ? nowNs : nil
         queue.removeAll()
         queuedBytes = 0
         droppingUntilKeyframe = false
@@ -365,6 +386,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             condition.lock()
             transportBacklogMs = backlogMs
             figures.bytesSent += bytes
+            totalBytesSent += Int64(bytes)
             delaySumMs += delayMs
             delaySquareSumMs += delayMs * delayMs
             delayCount += 1

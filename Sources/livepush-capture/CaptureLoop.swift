@@ -28,9 +28,9 @@ enum CaptureLoop {
             source = try X11CaptureSource(display: display, target: request.target, drawCursor: request.drawCursor,
                                           trackDamage: request.trackDamage)
         } catch let error as X11Error {
-            return fail(error.description)
+            return failConfiguration(error.description)
         } catch {
-            return fail("\(error)")
+            return failConfiguration("\(error)")
         }
         if request.trackDamage && !source.tracksDamage {
             warn("the X server has no DAMAGE extension; --damage is ignored and every frame is grabbed")
@@ -155,6 +155,13 @@ enum CaptureLoop {
     static func fail(_ message: String) -> Terminal.ExitCode {
         Terminal.printError("livepush-capture: \(message)")
         return .failure
+    }
+
+    /// The helper cannot run as configured (no display, no such target): exit status 78, so that a
+    /// supervisor does not restart it (SPEC §13.5).
+    static func failConfiguration(_ message: String) -> Terminal.ExitCode {
+        Terminal.printError("livepush-capture: \(message)")
+        return .configuration
     }
 
     static func warn(_ message: String) {

@@ -55,7 +55,7 @@ enum PipeWireCaptureLoop {
         do {
             stream = try PipeWireScreenStream(options: options)
         } catch {
-            return CaptureLoop.fail(error.description)
+            return CaptureLoop.failConfiguration(error.description)  // no such node, no PipeWire
         }
         defer {
             stream.close()

@@ -60,6 +60,8 @@ let program = ProgramSpec(
         Entry("0", "The session ended as planned: the pusher sent STOP, or the captured window closed."),
         Entry("1", "A failure at run time: no pusher came, the display or PipeWire could not be used, the session was lost."),
         Entry("2", "A bad command line: the message says which option, and what to do."),
+        Entry("78", "The configuration cannot work (no such display, monitor, window, region or PipeWire node; no "
+            + "PipeWire daemon): the message says what; a supervisor does not restart it (protocol/SPEC.md §13.5)."),
     ],
     environment: [
         Entry("DISPLAY", "The X display to capture when --display is not given."),
@@ -68,7 +70,8 @@ let program = ProgramSpec(
     ],
     seeAlso: ["livepush(1)"])
 
-let usage = "livepush-capture \(LivePushVersion.current): the LivePush capture helper for X11.\n\n" + program.commands[0].help
+let usage = "livepush-capture \(LivePushVersion.current): the LivePush capture helper (X11, PipeWire, the ScreenCast "
+    + "portal).\n\n" + program.commands[0].help
 
 let parsed: ParsedArguments
 let request: CaptureRequest

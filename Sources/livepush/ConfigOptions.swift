@@ -11,7 +11,8 @@ enum ConfigOptions {
 
     static let specs: [OptionSpec] = [
         .value("config", valueName: "FILE",
-               help: "Read the configuration from a JSON file; options given too override it."),
+               help: "Read the configuration (encoding, destinations, recording, capture, audio) from a JSON file; "
+                   + "options given too override it."),
         .value(Field.resolution.optionName, valueName: "1080p|WxH",
                help: "Video size: 360p, 540p, 720p, 1080p, 1440p, 2160p or e.g. 1280x720 (default 1080p)."),
         .value(Field.fps.optionName, valueName: "N", help: "Frames per second, 1 to 60 (default 30)."),
@@ -53,11 +54,9 @@ enum ConfigOptions {
 
     /// The configuration that `parsed` describes, validated. Throws `ArgumentError` for a value that is not a
     /// number or a `--config` file that cannot be read, `LivePushConfigError` for one that is out of range.
-    static func config(from parsed: ParsedArguments) throws -> LivePushConfig {
-        var config = LivePushConfig.screenDefault
-        if let path = parsed.value("config") {
-            config = try load(path)
-        }
+    /// `file` is the encoding part of the `--config` file, when one was given (`BroadcastFile`).
+    static func config(from parsed: ParsedArguments, file: LivePushConfig? = nil) throws -> LivePushConfig {
+        var config = file ?? LivePushConfig.screenDefault
         if let text = parsed.value(Field.resolution.optionName) {
             config.resolution = try VideoResolution(parsing: text)
         }
@@ -97,21 +96,5 @@ enum ConfigOptions {
             throw .invalidValue(option: field.optionName, value: text, reason: "expected a whole number\(unit)")
         }
         return value
-    }
-
-    /// The JSON file at `path`; its errors name the file (and the key, for one that is not right).
-    private static func load(_ path: String) throws(ArgumentError) -> LivePushConfig {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
-            throw .invalidValue(option: "config", value: path, reason: reason)
-        }
-        do {
-            return try LivePushConfig.decodeJSON(data)
-        } catch {
-            throw .invalidValue(option: "config", value: path, reason: error.description)
-        }
     }
 }

@@ -7,7 +7,8 @@ import Foundation
 /// once, then after 1 s, 2 s, and 5 s from then on, until `maxFastFailures` of them in a row
 /// make it give up.
 /// A helper that exits 0 finished on purpose (its window closed, it was asked to stop) and a
-/// usage error (exit 2) will not get better: neither is restarted.
+/// usage error (exit 2) will not get better: neither is restarted. Exit 78 (EX_CONFIG, SPEC
+/// §13.5) says the helper's configuration is wrong: the run stops at once with its message.
 final class HelperSupervisor: @unchecked Sendable {
     let executable: URL
     let arguments: [String]
@@ -30,6 +31,9 @@ final class HelperSupervisor: @unchecked Sendable {
     /// The running helper started capturing: it works, its death is not a fast failure.
     private var capturing = false
     private(set) var restarts = 0
+    /// The last line the running helper printed: its reason, when it exits 78.
+    private var lastLine = ""
+    private var outputEnded = false
 
     init(executable: URL, arguments: [String]) {
         self.executable = executable
@@ -53,6 +57,8 @@ final class HelperSupervisor: @unchecked Sendable {
         lock.withLock {
             process = helper
             capturing = false
+            outputEnded = false
+            lastLine = ""
         }
         let reader = Thread { [weak self] in
             var pending = Data()
@@ -61,12 +67,14 @@ final class HelperSupervisor: @unchecked Sendable {
                 if chunk.isEmpty {
                     // The helper is gone: close our end now (one pipe per restart would leak).
                     try? output.fileHandleForReading.close()
+                    self?.lock.withLock { self?.outputEnded = true }
                     break
                 }
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                     pending.removeSubrange(pending.startIndex...newline)
+                    self?.lock.withLock { self?.lastLine = line }
                     self?.onLine?(line)
                 }
             }
@@ -115,6 +123,13 @@ final class HelperSupervisor: @unchecked Sendable {
             onFinished?(status)
             return
         }
+        if !bySignal && status == Self.configurationStatus {
+            // The output reader may still hold the last line for a moment: wait for the pipe's end.
+            let message = lastLineAfterOutputEnds()
+            onGaveUp?("the capture helper cannot run with its configuration (exit status 78): "
+                + (message.isEmpty ? "it gave no reason" : message) + "; fix the capture options, it is not restarted")
+            return
+        }
         if failures >= maxFastFailures {
             onGaveUp?("the capture helper \(why); it failed \(failures) times in a row before sending the screen, "
                 + "so it is not restarted again (see its messages above)")
@@ -133,6 +148,16 @@ final class HelperSupervisor: @unchecked Sendable {
                 self.onGaveUp?("cannot start the capture helper again: \(error)")
             }
         }
+    }
+
+    /// EX_CONFIG: "my configuration is wrong, do not restart me" (SPEC §13.5).
+    static let configurationStatus: Int32 = 78
+
+    private func lastLineAfterOutputEnds() -> String {
+        let deadline = Date().addingTimeInterval(0.5)
+        while Date() < deadline && !lock.withLock({ outputEnded }) { Thread.sleep(forTimeInterval: 0.01) }
+        let line = lock.withLock { lastLine }
+        return line.replacingOccurrences(of: "livepush-capture: ", with: "")
     }
 
     static func signalName(_ number: Int32) -> String {

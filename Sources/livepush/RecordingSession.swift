@@ -2,7 +2,6 @@ import CommandLineSupport
 import Dispatch
 import Foundation
 import LivePush
-import RTMP
 
 /// Which audio a run sends: the microphone (a named source or the default), the helper's
 /// desktop audio, both, or none (a video-only stream).
@@ -37,6 +36,10 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private var pushFailed = false
     private var failedPushURLs: Set<String> = []
     private var interrupted = false
+    /// When screen capture started: the status line's clock while only pushing.
+    private var startedNs: UInt64 = 0
+    /// What each destination carried, read once the push stopped.
+    private var pushTotals: [PushTotals] = []
     /// The helper this run started and supervises, if any.
     private var supervisor: HelperSupervisor?
 
@@ -61,6 +64,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             Terminal.printError("livepush: \(error)")
             return .failure
         }
+        lock.withLock { startedNs = DispatchTime.now().uptimeNanoseconds }
         if audio.microphone {
             // Without a microphone the stream goes on with silence; the warning says why.
             pusher.startMicrophone(name: audio.microphoneName)
@@ -110,6 +114,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         pusher.stopScreenCapture()  // STOP: the helper finishes its session and exits
         helper?.stop()
         pusher.destroy()
+        lock.withLock { pushTotals = pusher.pushTotals }
         signals.forEach { $0.cancel() }
         return summarize()
     }
@@ -171,7 +176,9 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + 1, repeating: 1)
         timer.setEventHandler { [self] in
-            let (figures, ms) = lock.withLock { (statistics, recordedMs) }
+            // The recording's own duration while recording; else the time since capture started.
+            let (figures, recorded, startedNs) = lock.withLock { (statistics, recordedMs, self.startedNs) }
+            let ms = output != nil ? recorded : Int((DispatchTime.now().uptimeNanoseconds - startedNs) / 1_000_000)
             var line = String(format: "\r%@ %@  %d fps  %d kbit/s  repeated %d  skipped %d",
                               output == nil ? "pushing" : "recording", Self.clock(ms), figures.fps,
                               figures.videoBitrateKbps, figures.framesRepeated, figures.framesSkipped)
@@ -198,15 +205,19 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             Terminal.printError("livepush: nothing was captured from the screen")
             return .failure
         }
-        let failedURLs = lock.withLock { failedPushURLs }
-        for pushURL in pushURLs {
-            if let url = try? PushDestination(pushURL) {
-                print(failedURLs.contains(url.description) ? "Push to \(url) failed" : "Pushed to \(url)")
-            }
+        let (failedURLs, totals) = lock.withLock { (failedPushURLs, pushTotals) }
+        for total in totals {
+            // How long it published and what it sent, as the recording's line says it.
+            let carried = "\(Self.clock(total.publishedMs)) (\(Self.size(total.bytesSent)))"
+            print(failedURLs.contains(total.url) ? "Push to \(total.url) failed after publishing \(carried)"
+                : "Pushed \(carried) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps to \(total.url)")
         }
         if let output {
             guard code == 0 else {
-                Terminal.printError("livepush: the recording '\(output)' failed")
+                Terminal.printError(code == LocalRecordingCode.nothingRecorded
+                    ? "livepush: nothing was recorded to '\(output)' (-3): it stopped before the first picture; "
+                        + "record for longer, or check that the capture helper sends frames"
+                    : "livepush: the recording '\(output)' failed")
                 return .failure
             }
             let bytes = ((try? FileManager.default.attributesOfItem(atPath: output)[.size]) as? Int64) ?? 0

@@ -15,6 +15,7 @@ enum ScreenCommand {
         .value("window", valueName: "ID", help: "Capture one window by id."),
         .value("window-name", valueName: "TEXT", help: "Capture the window whose name contains TEXT."),
         .flag("no-cursor", help: "Leave the pointer out."),
+        .flag("damage", help: "X11: skip grabs while nothing changed on screen (XDamage); the last frame is repeated."),
         .flag("desktop-audio", help: "Also send the desktop's sound (the default output's monitor), mixed with the mic."),
         // PipeWire screen capture: passed through to livepush-capture (docs/capture.md).
         .value("source", valueName: "x11|pipewire|portal", help: "Where frames come from (default x11)."),
@@ -36,6 +37,8 @@ enum ScreenCommand {
     static let runOptions: [OptionSpec] = [
         .value("duration", valueName: "SECONDS", help: "Stop after this long (default: until Ctrl-C)."),
         .flag("quiet", short: "q", help: "No live status line."),
+        .flag("print-config", help: "Print the effective configuration (the file, then the options) as JSON, "
+            + "stream keys as ****, and exit."),
         .flag("help", short: "h", help: "Show this help."),
     ]
 
@@ -100,6 +103,7 @@ enum ScreenCommand {
             + (command == "push" ? [recordOption, groupOption] : [])
         let parsed: ParsedArguments
         let config: LivePushConfig
+        var fromFile = BroadcastSettings()
         var pushURLs: [String] = []
         do {
             parsed = try ArgumentParser.parse(arguments, options: specs)
@@ -107,7 +111,9 @@ enum ScreenCommand {
                 print(usage(command))
                 Terminal.exit(.success)
             }
-            config = try ConfigOptions.config(from: parsed)
+            let loaded = try parsed.value("config").map(BroadcastFile.load)
+            if let loaded { fromFile = loaded.broadcast }
+            config = try ConfigOptions.config(from: parsed, file: loaded?.encoding)
             let files = parsed.positionals.filter { !isURL($0) }
             if command == "push", let file = files.first {
                 // A mistyped URL ("rtmp:/host/app/KEY") may hold a key: show only what comes before its path.
@@ -116,15 +122,18 @@ enum ScreenCommand {
                                                  reason: "push takes rtmp://, rtmps:// or srt:// URLs; record to a file with --record FILE")
             }
             if files.count > 1 { throw ArgumentError.unexpectedArgument(files[1]) }
+            // The command line wins over the file: its URLs (with --url-file's and $LIVEPUSH_URL's)
+            // replace the file's destinations.
             pushURLs = parsed.positionals.filter(isURL)
             if let path = config.urlFile { pushURLs += try PushURLSources.fromFile(path) }
             pushURLs += PushURLSources.fromEnvironment()
+            if pushURLs.isEmpty { pushURLs = fromFile.destinations }
             if command == "push" && pushURLs.isEmpty {
                 throw ArgumentError.missingArgument("URL (or --url-file FILE, or $\(PushURLSources.environmentVariable))")
             }
             if command == "record" {
                 guard parsed.value("group") != nil else { throw ArgumentError.missingArgument("--group NAME") }
-                guard !files.isEmpty else { throw ArgumentError.missingArgument("OUTPUT") }
+                guard !files.isEmpty || fromFile.recordingPath != nil else { throw ArgumentError.missingArgument("OUTPUT") }
             }
             if let text = parsed.value("duration"), (Double(text) ?? -1) <= 0 {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
@@ -133,23 +142,37 @@ enum ScreenCommand {
             Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
-        let file = parsed.positionals.first { !isURL($0) }
-        let output = command == "push" ? parsed.value("record") : (file ?? (pushURLs.isEmpty ? defaultOutputPath() : nil))
+        // The command line wins over the file: its FILE (or --record) the file's recordingPath, each
+        // option the file's value.
+        let positionalFile = parsed.positionals.first { !isURL($0) }
+        let output = command == "push"
+            ? parsed.value("record") ?? fromFile.recordingPath
+            : positionalFile ?? fromFile.recordingPath ?? (pushURLs.isEmpty ? defaultOutputPath() : nil)
         let group = parsed.value("group") ?? "screen-\(getpid())"
-        var audio = AudioChoice(microphone: !parsed.has("no-mic"), microphoneName: parsed.value("mic"),
-                                desktop: parsed.has("desktop-audio"))
+        var audio = AudioChoice(microphone: !parsed.has("no-mic") && (fromFile.microphone != false || parsed.value("mic") != nil),
+                                microphoneName: parsed.value("mic") ?? fromFile.microphoneName,
+                                desktop: parsed.has("desktop-audio") || fromFile.desktopAudio == true)
         do {
             audio.sound = try SoundChoice(parsed)
         } catch {
             Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
+        let helperArguments = captureOptions.flatMap { spec -> [String] in
+            if spec.name == "desktop-audio" { return audio.desktop ? ["--desktop-audio"] : [] }
+            if spec.valueName == nil {
+                return parsed.has(spec.name) || fromFile.captureFlags.contains(spec.name) ? ["--\(spec.name)"] : []
+            }
+            return (parsed.value(spec.name) ?? fromFile.captureValues[spec.name]).map { ["--\(spec.name)", $0] } ?? []
+        }
+        if parsed.has("print-config") {
+            print(EffectiveConfiguration.json(config: config, destinations: pushURLs, recordingPath: output,
+                                              helperArguments: command == "record" ? [] : helperArguments,
+                                              audio: audio))
+            Terminal.exit(.success)
+        }
         let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group, audio: audio,
                                        quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init))
-        let helperArguments = captureOptions.flatMap { spec -> [String] in
-            if spec.valueName == nil { return parsed.has(spec.name) ? ["--\(spec.name)"] : [] }
-            return parsed.value(spec.name).map { ["--\(spec.name)", $0] } ?? []
-        }
         Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments,
                                   helperExecutable: parsed.value("helper")))
     }

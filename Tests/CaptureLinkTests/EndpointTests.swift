@@ -7,7 +7,7 @@ import Testing
 /// The Swift pusher and helper ends talking over a real socket and a real sealed memfd.
 @Suite struct EndpointTests {
     private func makePusher(_ recorder: EventRecorder, group: String = "test", runtime: String,
-                            maxSize: UInt32 = 640) throws -> PusherEndpoint {
+                            maxSize: UInt32 = 640) throws(Rendezvous.Failure) -> PusherEndpoint {
         var configuration = PusherEndpointConfiguration(group: group)
         configuration.runtimeDirectory = runtime
         configuration.maxWidth = maxSize
@@ -57,6 +57,26 @@ import Testing
         #expect(info.uid == getuid())
         helper.finish(.user, text: "done")
         #expect(recorder.wait { $0.finished != nil }?.finished?.1 == "done")
+    }
+
+    /// The cause of the flaky X11 checkerboard test: a STOP that arrived while `acquireSlot`
+    /// polled for RELEASEs was read there and dropped, so the helper captured on until the pusher
+    /// closed the link 1 s later and it exited 1. The STOP must reach the next `poll`.
+    @Test(.timeLimit(.minutes(1)))
+    func aStopReadWhileAcquiringASlotIsHandedToTheNextPoll() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        let helper = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        try helper.start(sourceInfo: "{}")
+        #expect(recorder.wait { $0.isStarted } != nil)
+        pusher.requestStop(text: "test stop")  // sent before it returns: the STOP is in the helper's socket
+        #expect(try helper.acquireSlot() != nil)  // reads the STOP along with any RELEASE
+        let requests = try helper.poll(timeoutMs: 0)
+        let stop = requests.first { if case .stop = $0 { true } else { false } }
+        #expect(stop != nil, "the STOP was lost: \(requests)")
+        helper.finish(.user, text: "stopped")
     }
 
     @Test func framesArriveIntactAndSlotsComeBack() throws {
@@ -188,7 +208,7 @@ import Testing
         let runtime = privateRuntimeDirectory()
         let recorder = EventRecorder()
         let pusher = try makePusher(recorder, runtime: runtime)
-        #expect(throws: Rendezvous.Failure.groupInUse(group: "test", path: "\(runtime)/livepush/test.sock")) {
+        #expect(throws: Rendezvous.Failure.groupInUse(group: "test", path: "\(runtime)/livepush/test.lock")) {
             _ = try makePusher(recorder, runtime: runtime)
         }
         pusher.stop()
@@ -204,6 +224,38 @@ import Testing
         close(stale)
         let replacement = try makePusher(recorder, runtime: runtime)
         replacement.stop()
+    }
+
+    /// SPEC §3.3: a pusher holds `flock(LOCK_EX)` on `<group>.lock` while it listens, so a second
+    /// pusher is refused even when it starts at the same instant (before any socket exists).
+    @Test(.timeLimit(.minutes(1)))
+    func theGroupLockRefusesASecondPusherAndIsReleasedOnStop() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        mkdir("\(runtime)/livepush", 0o700)
+        let lockPath = "\(runtime)/livepush/test.lock"
+        // Another pusher in the middle of starting: it holds the lock, no socket yet.
+        let other = open(lockPath, O_RDWR | O_CREAT, 0o600)
+        #expect(other >= 0 && flock(other, LOCK_EX | LOCK_NB) == 0)
+        do throws(Rendezvous.Failure) {
+            let pusher = try makePusher(recorder, runtime: runtime)
+            pusher.stop()
+            Issue.record("a second pusher listened while another held the group's lock")
+        } catch {
+            #expect(error == .groupInUse(group: "test", path: lockPath))
+            #expect(error.description == "another pusher is already listening on group 'test' (\(lockPath) is taken); "
+                + "stop it or choose another group")
+        }
+        close(other)
+        let pusher = try makePusher(recorder, runtime: runtime)
+        var info = stat()
+        #expect(stat(lockPath, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let probe = open(lockPath, O_RDWR)
+        #expect(flock(probe, LOCK_EX | LOCK_NB) != 0, "the listening pusher holds the lock")
+        pusher.stop()
+        #expect(flock(probe, LOCK_EX | LOCK_NB) == 0, "stop released the lock")
+        close(probe)
+        #expect(access(lockPath, F_OK) != 0, "stop removed the lock file: nothing is left behind")
     }
 }
 

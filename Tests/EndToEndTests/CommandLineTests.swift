@@ -42,6 +42,28 @@ import TestSupport
         #expect(help.hasSuffix("Run 'livepush <command> --help' for a command's options, 'man livepush' for all of them.\n"))
     }
 
+    /// Every command the help lists exists, and every example in it parses (run with --help added,
+    /// which each command reads after checking its options and arguments).
+    @Test func everyCommandAndExampleInTheHelpIsReal() throws {
+        let help = try ProcessRunner.run(livepush, ["--help"]).standardOutput.split(separator: "\n",
+                                                                                    omittingEmptySubsequences: false)
+        let commandsStart = try #require(help.firstIndex(of: "Commands:"))
+        let commands = help[(commandsStart + 1)...].prefix { $0.hasPrefix("  ") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(Array(commands.prefix(6)) == ["screen", "push", "record", "devices", "doctor", "check-helper"], "\(commands)")
+        let examplesStart = try #require(help.firstIndex(of: "Examples:"))
+        let examples = help[(examplesStart + 1)...].filter { $0.hasPrefix("  livepush ") }
+            .map { $0.split(separator: " ").dropFirst().map(String.init) }
+        #expect(examples.count == commands.count)
+        for example in examples where example.first != "check-helper" {  // its arguments go to the helper
+            let result = try ProcessRunner.run(livepush, example + ["--help"])
+            #expect(result.exitCode == 0, "livepush \(example.joined(separator: " ")): \(result)")
+        }
+        for command in commands {
+            #expect(try ProcessRunner.run(livepush, [command, "--help"]).exitCode == 0, "\(command) --help")
+        }
+    }
+
     @Test func livepushMisspelledOptionIsAUsageErrorWithASuggestion() throws {
         let result = try ProcessRunner.run(livepush, ["--verison"])
         #expect(result.exitCode == 2)
@@ -65,7 +87,7 @@ import TestSupport
         #expect(version.standardOutput == "livepush-capture 0.1.0\n")
         let help = try ProcessRunner.run(capture, ["-h"])
         #expect(help.exitCode == 0)
-        #expect(help.standardOutput.hasPrefix("livepush-capture 0.1.0: the LivePush capture helper for X11.\n"))
+        #expect(help.standardOutput.hasPrefix("livepush-capture 0.1.0: the LivePush capture helper (X11, PipeWire, the ScreenCast portal).\n"))
     }
 
     @Test func captureHelperWithoutAGroupSaysWhatIsMissing() throws {
@@ -91,7 +113,7 @@ import TestSupport
 
     @Test func captureHelperWithoutADisplaySaysSo() throws {
         let result = try ProcessRunner.run(capture, ["--group", "g"], environment: ["DISPLAY": ""])
-        #expect(result.exitCode == 1)
+        #expect(result.exitCode == 78, "EX_CONFIG: a configuration error, not to be restarted")
         #expect(result.standardError == "livepush-capture: no X display: DISPLAY is not set; "
             + "run inside an X session or pass --display :N\n")
     }

@@ -50,4 +50,84 @@ import TestSupport
         #expect(result.exitCode == 2)
         #expect(result.standardError.hasPrefix("livepush record: missing argument <--group NAME>"))
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func printConfigShowsTheFileThenTheOptionsWithKeysRedacted() throws {
+        let path = try configFile("""
+            {"destinations": ["rtmp://127.0.0.1:1935/live/SECRET1", "rtmp://me:pw@b.example/app/inst/SECRET2"],
+             "recordingPath": "/tmp/talk.mkv", "capture": {"region": "0,0,320,240", "cursor": false, "damage": true},
+             "microphone": false, "desktopAudio": true, "pauseImagePath": "/tmp/pause.png", "fps": 25}
+            """)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try ProcessRunner.run(livepush, ["screen", "--config", path, "--print-config", "--fps", "20"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(!result.standardOutput.contains("SECRET") && !result.standardOutput.contains("pw@"), "\(result)")
+        let printed = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        #expect(printed["destinations"] as? [String] == ["rtmp://127.0.0.1:1935/live/****", "rtmp://****@b.example/app/****"])
+        #expect(printed["recordingPath"] as? String == "/tmp/talk.mkv")
+        #expect(printed["fps"] as? Int == 20, "the option overrides the file")
+        #expect(printed["pauseImagePath"] as? String == "/tmp/pause.png")
+        let capture = printed["capture"] as? [String: Any]
+        #expect(capture?["region"] as? String == "0,0,320,240" && capture?["damage"] as? Bool == true
+            && capture?["cursor"] as? Bool == false, "\(capture ?? [:])")
+        #expect(printed["microphone"] as? Bool == false && printed["desktopAudio"] as? Bool == true)
+        // The command line's URLs and FILE replace the file's.
+        let again = try ProcessRunner.run(livepush, ["screen", "--config", path, "--print-config",
+                                                     "rtmp://c.example/live/OTHER", "/tmp/other.mp4"])
+        let override = try #require(try JSONSerialization.jsonObject(with: Data(again.standardOutput.utf8)) as? [String: Any])
+        #expect(override["destinations"] as? [String] == ["rtmp://c.example/live/****"])
+        #expect(override["recordingPath"] as? String == "/tmp/other.mp4")
+    }
+
+    @Test(arguments: [
+        (#"{"capture": {"regoin": "0,0,10,10"}}"#, "unknown key 'capture.regoin' in 'capture'; its keys are: display,"),
+        (#"{"capture": {"cursor": "no"}}"#, "key 'capture.cursor': expected true or false"),
+        (#"{"destinations": "rtmp://a/live/k"}"#, "key 'destinations': expected an array of push URLs"),
+        (#"{"microphone": 3}"#, "key 'microphone': expected a source's node name (see 'livepush devices'), true or false"),
+        (#"{"desktopAudio": 1}"#, "key 'desktopAudio': expected true or false"),
+        (#"{"destination": []}"#, "unknown key 'destination'; the keys are: resolution,"),
+    ])
+    func broadcastKeysAreCheckedAsStrictlyAsTheOthers(json: String, message: String) throws {
+        let path = try configFile(json)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try ProcessRunner.run(livepush, ["screen", "--config", path, "--print-config"])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+}
+
+extension SharedScreen {
+    /// One `--config` file for a whole broadcast, as a user runs it: nginx gets the stream, the
+    /// recording is written, the capture region and the audio choice are the file's.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
+                    "needs the test Xvfb and nginx-rtmp (make test)"))
+    struct BroadcastFileTests {
+        @Test(.timeLimit(.minutes(1)))
+        func aConfigFileAloneDrivesTheWholeBroadcast() throws {
+            let key = UniqueName.make("fromfile")
+            let recording = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("file")).path + ".mkv"
+            defer { try? FileManager.default.removeItem(atPath: recording) }
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("broadcast")).path + ".json"
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try """
+                {"destinations": ["\(try TestEnvironment.recordURL(key: key))"], "recordingPath": "\(recording)",
+                 "capture": {"display": "\(try TestEnvironment.display())", "region": "0,0,320,240"},
+                 "microphone": false, "resolution": "320x240"}
+                """.write(toFile: path, atomically: true, encoding: .utf8)
+            let result = try ProcessRunner.run(BuiltProducts.path("livepush"), [
+                "screen", "--config", path, "--duration", "3", "--quiet",
+            ], timeoutSeconds: 30)
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(!result.standardOutput.contains(key) && !result.standardError.contains(key))
+            Thread.sleep(forTimeInterval: 0.5)
+            for file in [try TestEnvironment.recordedFile(key: key).path, recording] {
+                let stream = try MediaProbe.videoStream(file)
+                let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
+                #expect(stream["width"] == "320" && stream["height"] == "240" && (60...95).contains(frames), "\(file): \(stream)")
+                let audio = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries",
+                                                              "stream=codec_name", "-of", "csv=p=0", file])
+                #expect(audio.standardOutput.isEmpty, "\(file): \"microphone\": false gives a video-only stream")
+            }
+        }
+    }
 }

@@ -122,6 +122,46 @@ extension SharedScreen {
             #expect(result.standardError.contains("failed 5 times in a row"), "\(result.standardError)")
             #expect(result.standardError.contains("restarting it in 1 s") && result.standardError.contains("restarting it in 5 s"))
         }
+
+        /// `livepush screen --damage` passes the option on to the helper it starts.
+        @Test(.timeLimit(.minutes(1)))
+        func damageIsPassedOnToTheHelper() throws {
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("damage")).path + ".mp4"
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let screen = try start(["--damage", "--duration", "3", output])
+            var helperArguments: [String] = []
+            let deadline = Date().addingTimeInterval(5)
+            while helperArguments.isEmpty && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+                if let pid = helperPid(of: screen),
+                   let cmdline = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8) {
+                    helperArguments = cmdline.split(separator: "\0").map(String.init)
+                }
+            }
+            let result = screen.finish()
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(helperArguments.contains("--damage"), "the helper ran with \(helperArguments)")
+        }
+
+        /// A helper that cannot run as configured exits 78 (EX_CONFIG, SPEC §13.5): the run stops at
+        /// its first exit, with its reason, instead of restarting it five times.
+        @Test(.timeLimit(.minutes(1)), arguments: [
+            (["--region", "5000,5000,100,100"], "is not inside the"),
+            (["--display", ":9876"], ":9876"),
+        ])
+        func aHelperWithAWrongConfigurationIsNotRestarted(options: [String], reason: String) throws {
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("config")).path + ".mp4"
+            let result = try ProcessRunner.run(livepush, ["screen", "--display", try TestEnvironment.display(),
+                                                          "--resolution", "320x240", "--quiet", output] + options,
+                                               timeoutSeconds: 30)
+            #expect(result.exitCode == 1, "\(result)")
+            #expect(result.standardError.contains("the capture helper cannot run with its configuration (exit status 78): "),
+                    "\(result.standardError)")
+            let line = result.standardError.split(separator: "\n").first { $0.contains("exit status 78") } ?? ""
+            #expect(line.contains(reason), "the helper's reason is missing: \(line)")
+            #expect(!result.standardError.contains("restarting it"), "\(result.standardError)")
+            try? FileManager.default.removeItem(atPath: output)
+        }
     }
 }
 

@@ -20,8 +20,14 @@ extension SharedScreen {
             ], timeoutSeconds: 30)
             #expect(result.exitCode == 0, "\(result)")
             #expect(!result.standardOutput.contains(key) && !result.standardError.contains(key))
-            #expect(result.standardOutput.contains("Pushed to rtmp://127.0.0.1:"))
-            #expect(result.standardOutput.contains("/record/****"))
+            // The status line's clock runs while pushing, and the end line says for how long and how much.
+            #expect(result.standardError.contains("pushing 00:00:02."), "\(result.standardError)")
+            let end = try #require(result.standardOutput.split(separator: "\n").first { $0.hasPrefix("Pushed ") },
+                                   "\(result.standardOutput)")
+            let seconds = Double(end.dropFirst("Pushed 00:00:".count).prefix(4)) ?? 0
+            #expect((2.0...3.5).contains(seconds), "pushed for \(seconds) s of about 3: \(end)")
+            #expect(end.hasSuffix("of 320x240 at 30 fps to rtmp://127.0.0.1:\(try TestEnvironment.value("LIVEPUSH_TEST_RTMP_PORT", of: .rtmp))/record/****"), "\(end)")
+            #expect(end.contains(" kB) of ") || end.contains(" MB) of "), "\(end)")
             Thread.sleep(forTimeInterval: 0.5)
             let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
             #expect(stream["codec_name"] == "h264" && stream["width"] == "320" && stream["height"] == "240")
@@ -37,7 +43,7 @@ extension SharedScreen {
                 "--duration", "3", "--quiet",
             ], timeoutSeconds: 30)
             #expect(result.exitCode == 0, "\(result)")
-            #expect(result.standardOutput.components(separatedBy: "Pushed to rtmp://").count == 3)
+            #expect(result.standardOutput.components(separatedBy: " fps to rtmp://").count == 3, "\(result.standardOutput)")
             Thread.sleep(forTimeInterval: 0.5)
             for key in keys {
                 let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)

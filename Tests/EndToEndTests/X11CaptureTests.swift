@@ -210,7 +210,7 @@ extension SharedScreen {
                 "--group", "nobody", "--display", try TestEnvironment.display(), "--monitor", "HDMI-9",
             ])
             let size = try TestEnvironment.screenSize()
-            #expect(result.exitCode == 1)
+            #expect(result.exitCode == 78, "EX_CONFIG: \(result)")
             #expect(result.standardError == "livepush-capture: no monitor 'HDMI-9'; the monitors are: "
                 + "0 screen \(size.width)x\(size.height)+0+0\n")
         }
@@ -219,7 +219,7 @@ extension SharedScreen {
             let result = try ProcessRunner.run(BuiltProducts.path("livepush-capture"), [
                 "--group", "nobody", "--display", try TestEnvironment.display(), "--window", "0x7fffff0",
             ])
-            #expect(result.exitCode == 1)
+            #expect(result.exitCode == 78, "EX_CONFIG: \(result)")
             #expect(result.standardError.hasPrefix("livepush-capture: no window '0x7fffff0'; visible top-level windows: "))
             #expect(result.standardError.contains("(livepush-capture --list shows them all)"))
         }

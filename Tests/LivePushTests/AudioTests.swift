@@ -92,6 +92,8 @@ final class SignalHelper: @unchecked Sendable {
         var events: [String] = []
         var frames: [(count: Int, rate: Int, channels: Int)] = []
         var silenceFromMs: Int64?
+        var volumeUpdates = 0
+        func onMicrophoneVolumeUpdate(volume: Int) { lock.withLock { volumeUpdates += 1 } }
         func onCaptureFirstAudioFrame() { lock.withLock { events.append("firstAudioFrame") } }
         func onProcessAudioFrame(_ frame: inout AudioFrame) {
             let silence = lock.withLock { () -> Bool in
@@ -116,12 +118,13 @@ final class SignalHelper: @unchecked Sendable {
     /// Records `seconds` of a SignalHelper through a LivePusher; `during` runs after 1 s.
     private func record(seconds: Double, observer: Recorder = Recorder(), picture: @escaping @Sendable (Double) -> UInt8 = { _ in 0 },
                         sound: @escaping @Sendable (Double) -> Float, pushURL: String? = nil,
-                        during: (LivePusher) -> Void = { _ in }) throws -> String
+                        before: (LivePusher) -> Void = { _ in }, during: (LivePusher) -> Void = { _ in }) throws -> String
     {
         let runtime = privateRuntimeDirectory()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("audio")).path + ".mp4"
         let pusher = try LivePusher(config: config(), observer: observer)
         let group = UniqueName.make("audio")
+        before(pusher)
         try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
         let helper = SignalHelper(group: group, runtime: runtime, picture: picture, sound: sound)
         helper.start()
@@ -180,6 +183,32 @@ final class SignalHelper: @unchecked Sendable {
         let full = AudioAnalysis.rmsDbfs(Array(samples[9600..<38400]))
         let half = AudioAnalysis.rmsDbfs(Array(samples.suffix(48000)))
         #expect(abs((full - half) - 6.02) < 1, "full \(full) dBFS, half \(half) dBFS")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func audioControlsSetBeforeCaptureStartsTakeEffectWhenItStarts() throws {
+        let observer = Recorder()
+        let path = try record(seconds: 2, observer: observer, sound: sine(440), before: {
+            $0.setMute(true)
+            $0.enableVolumeEvaluation(intervalMs: 100)
+        })
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let level = AudioAnalysis.rmsDbfs(try AudioAnalysis.decodeMono(path))
+        #expect(level < -80, "muted before capture started, the recording is at \(level) dBFS")
+        let updates = observer.lock.withLock { observer.volumeUpdates }
+        #expect(updates >= 15, "\(updates) volume updates in about 2.5 s at 100 ms")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aVolumeSetBeforeCaptureStartsIsTheRecordingsVolume() throws {
+        // Half volume from the start, full volume after 1 s: the start is 6 dB down.
+        let path = try record(seconds: 3, sound: sine(440), before: { $0.setDesktopAudioVolume(50) },
+                              during: { $0.setDesktopAudioVolume(100) })
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let samples = try AudioAnalysis.decodeMono(path)
+        let half = AudioAnalysis.rmsDbfs(Array(samples[4800..<24000]))
+        let full = AudioAnalysis.rmsDbfs(Array(samples.suffix(48000)))
+        #expect(abs((full - half) - 6.02) < 1, "set before capture: \(half) dBFS, then full: \(full) dBFS")
     }
 
     @Test func onProcessAudioFrameChangesWhatIsEncoded() throws {

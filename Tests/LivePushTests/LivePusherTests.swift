@@ -130,4 +130,99 @@ import TestSupport
         #expect(observer.all.prefix(6) == ["recordBegin(-1)", "recordBegin(-2)", "recordBegin(-7)", "recordBegin(-8)",
                                            "recordBegin(0)", "recordBegin(-6)"])
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func stoppingBeforeTheFirstPictureCompletesWithMinus3AndLeavesNoFile() throws {
+        let runtime = privateRuntimeDirectory()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("short")).path + ".mp4"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let observer = Recorder()
+        var config = config()
+        config.fps = 1  // the first frame is encoded half a second after the start
+        let pusher = try LivePusher(config: config, observer: observer)
+        try pusher.startScreenCapture(group: UniqueName.make("short"), runtimeDirectory: runtime)
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        pusher.stopLocalRecording()
+        #expect(observer.completed.wait(timeout: .now() + 5) == .success)
+        pusher.destroy()
+        #expect(observer.all == ["recordBegin(0)", "recordComplete(\(LocalRecordingCode.nothingRecorded))"], "\(observer.all)")
+        #expect(!FileManager.default.fileExists(atPath: path), "the empty recording was left behind")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func recordingProgressIsOffByDefault() throws {
+        let runtime = privateRuntimeDirectory()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("quiet")).path + ".mkv"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let observer = Recorder()
+        let group = UniqueName.make("quiet")
+        let pusher = try LivePusher(config: config(), observer: observer)
+        try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        let helper = try ProcessRunner.start(try Repository.cPatternHelper(), [
+            "--group", group, "--size", "320x240", "--frames", "75",
+        ], environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(helper.finish().exitCode == 0)
+        pusher.stopLocalRecording()
+        #expect(observer.completed.wait(timeout: .now() + 5) == .success)
+        pusher.destroy()
+        #expect(observer.all.contains("recordComplete(0)"), "\(observer.all)")
+        #expect(!observer.all.contains("recording"), "onLocalRecording came without an interval: \(observer.all)")
+    }
+
+    /// Records on which queue each callback ran.
+    final class QueueChecker: LivePusherObserver, @unchecked Sendable {
+        static let key = DispatchSpecificKey<String>()
+        let lock = NSLock()
+        var onQueue = 0, elsewhere: [String] = []
+        private func check(_ name: String) {
+            let here = DispatchQueue.getSpecific(key: Self.key) == "mine"
+            lock.withLock { if here { onQueue += 1 } else { elsewhere.append(name) } }
+        }
+        func onScreenCaptureStarted() { check("screenCaptureStarted") }
+        func onCaptureFirstVideoFrame() { check("firstVideoFrame") }
+        func onStatisticsUpdate(_ statistics: LivePusherStatistics) { check("statistics") }
+        func onScreenCaptureStopped(reason: Int32) { check("screenCaptureStopped") }
+        func onLocalRecordBegin(code: Int32, storagePath: String) { check("recordBegin") }
+        func onLocalRecordComplete(code: Int32, storagePath: String) { check("recordComplete") }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func everyCallbackRunsOnTheCallbackQueueGiven() throws {
+        let runtime = privateRuntimeDirectory()
+        let queue = DispatchQueue(label: "test.callbacks")
+        queue.setSpecific(key: QueueChecker.key, value: "mine")
+        let observer = QueueChecker()
+        let group = UniqueName.make("queue")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("queue")).path + ".mkv"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let pusher = try LivePusher(config: config(), observer: observer, callbackQueue: queue)
+        try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        let helper = try ProcessRunner.start(try Repository.cPatternHelper(), [
+            "--group", group, "--size", "320x240", "--frames", "45",
+        ], environment: ["XDG_RUNTIME_DIR": runtime])
+        #expect(helper.finish().exitCode == 0)
+        let deadline = Date().addingTimeInterval(5)
+        while observer.lock.withLock({ observer.onQueue }) < 5 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        pusher.stopLocalRecording()
+        pusher.destroy()
+        let (onQueue, elsewhere) = observer.lock.withLock { (observer.onQueue, observer.elsewhere) }
+        #expect(onQueue >= 6, "\(onQueue) callbacks on the queue given")
+        #expect(elsewhere.isEmpty, "callbacks elsewhere: \(elsewhere)")
+        #expect(pusher.statistics.width == 320, "the statistics getter reads the last figures")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func pauseBeforeCaptureStartsShowsThePausePictureFromTheStart() throws {
+        let pusher = try LivePusher(config: config())
+        pusher.pause()
+        try pusher.startScreenCapture(group: UniqueName.make("paused"), runtimeDirectory: privateRuntimeDirectory())
+        let shown = pusher.placeholderShown
+        pusher.resume()
+        let afterResume = pusher.placeholderShown
+        pusher.destroy()
+        #expect(shown == "paused", "pause() before startScreenCapture was lost: \(shown ?? "nil")")
+        #expect(afterResume == nil)
+    }
 }

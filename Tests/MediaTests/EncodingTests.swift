@@ -167,3 +167,32 @@ import TestSupport
             == "no recording format for '.avi': use .mp4 (fragmented), .mkv or .flv")
     }
 }
+
+/// libx264's rate as the encoder sets it: constant, and following `setBitrate` mid-stream.
+@Suite struct BitrateChangeTests {
+    /// Bytes the encoder puts out for `seconds` of a still grey 320x240 picture at 30 fps.
+    private func encodedBytes(_ encoder: H264Encoder, _ frame: VideoFrame, from first: Int, seconds: Int) throws -> Int {
+        var bytes = 0
+        for index in first..<(first + seconds * 30) {
+            bytes += try encoder.encode(frame, pts: Int64(index)).reduce(0) { $0 + $1.data.count }
+        }
+        return bytes
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aStillPictureComesOutAtTheBitrateAndFollowsSetBitrate() throws {
+        let encoder = try H264Encoder(settings: H264EncoderSettings(width: 320, height: 240, fps: 30, bitrateKbps: 400))
+        let frame = try VideoFrame(width: 320, height: 240)
+        let pixels = [UInt8](repeating: 0x80, count: 320 * 240 * 4)
+        try pixels.withUnsafeBytes {
+            try FrameConverter().convertBGRx($0, width: 320, height: 240, strideBytes: 1280, into: frame)
+        }
+        _ = try encodedBytes(encoder, frame, from: 0, seconds: 1)  // the VBV settles
+        let before = try encodedBytes(encoder, frame, from: 30, seconds: 2) * 8 / 2000
+        encoder.setBitrate(kbps: 1200)
+        _ = try encodedBytes(encoder, frame, from: 90, seconds: 1)
+        let after = try encodedBytes(encoder, frame, from: 120, seconds: 2) * 8 / 2000
+        #expect((340...460).contains(before), "at 400 kbps the encoder put out \(before) kbps")
+        #expect((1080...1320).contains(after), "after setBitrate(1200) the encoder put out \(after) kbps")
+    }
+}

@@ -50,6 +50,26 @@ public enum MediaProbe {
         }
     }
 
+    /// The first video stream's bitrate in each second of stream time (kbps): the sizes of its
+    /// packets as ffprobe reads them, summed per whole second of their timestamps.
+    public static func videoKbpsPerSecond(_ path: String) throws -> [Int] {
+        let result = try ProcessRunner.run("ffprobe", [
+            "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,size", "-of", "csv=p=0", path,
+        ])
+        guard result.exitCode == 0 else { throw Failed(result: result) }
+        var bytesPerSecond: [Int] = []
+        for line in result.standardOutput.split(separator: "\n") {
+            let fields = line.split(separator: ",")
+            guard fields.count == 2, let seconds = Double(fields[0]), let size = Int(fields[1]), seconds >= 0 else {
+                continue
+            }
+            let second = Int(seconds)
+            while bytesPerSecond.count <= second { bytesPerSecond.append(0) }
+            bytesPerSecond[second] += size
+        }
+        return bytesPerSecond.map { $0 * 8 / 1000 }
+    }
+
     /// Frame `index` of the first video stream, decoded to RGB24 (width x height x 3 bytes).
     public static func decodedRGB(_ path: String, frame index: Int) throws -> [UInt8] {
         let raw = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("frame")).path + ".rgb"

@@ -1,0 +1,187 @@
+// The --config FILE of a whole broadcast: the encoding keys of LivePushConfig plus where the
+// stream goes, what is captured and which audio is sent. Command-line options override it.
+import CommandLineSupport
+import Foundation
+import LivePush
+
+/// The keys of a `--config` file beside LivePushConfig's: destinations, the recording, the capture
+/// target (passed to the capture helper) and the audio sources.
+struct BroadcastSettings: Equatable {
+    /// Push URLs (the `destinations` key); command-line URLs replace them.
+    var destinations: [String] = []
+    var recordingPath: String?
+    /// Capture helper options by their option name (`region`, `window-name`, ...), and its flags
+    /// (`no-cursor`, `damage`, `no-restore`).
+    var captureValues: [String: String] = [:]
+    var captureFlags: Set<String> = []
+    /// `microphone`: a source's node name, true (the default source) or false (none); nil: not given.
+    var microphoneName: String?
+    var microphone: Bool?
+    var desktopAudio: Bool?
+
+    /// The file's keys, in the order docs/guide.md's table lists them.
+    static let keys = ["destinations", "recordingPath", "capture", "microphone", "desktopAudio"]
+
+    /// The `capture` object's keys: each is the helper option of the same meaning.
+    static let captureValueKeys: [(key: String, option: String)] = [
+        ("display", "display"), ("monitor", "monitor"), ("region", "region"), ("window", "window"),
+        ("windowName", "window-name"), ("source", "source"), ("node", "node"), ("target", "target"),
+        ("portalSource", "portal-source"),
+    ]
+    /// Booleans of `capture`, and the helper flag each turns on: `cursor` and `restore` are true by
+    /// default (false gives `--no-cursor`, `--no-restore`), `damage` false (true gives `--damage`).
+    static let captureFlagKeys: [(key: String, option: String, flagWhen: Bool)] = [
+        ("cursor", "no-cursor", false), ("damage", "damage", true), ("restore", "no-restore", false),
+    ]
+}
+
+/// A `--config` file, read and checked: unknown keys and values of the wrong type are refused with
+/// the key named, as LivePushConfig's own keys are.
+enum BroadcastFile {
+    static func load(_ path: String) throws(ArgumentError) -> (encoding: LivePushConfig, broadcast: BroadcastSettings) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
+            throw .invalidValue(option: "config", value: path, reason: reason)
+        }
+        do {
+            return try parse(data)
+        } catch {
+            throw .invalidValue(option: "config", value: path, reason: error.description)
+        }
+    }
+
+    static func parse(_ data: Data) throws(LivePushConfigError)
+        -> (encoding: LivePushConfig, broadcast: BroadcastSettings)
+    {
+        // Not JSON, or not an object: LivePushConfig says so with the line and column.
+        guard var object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            return (try LivePushConfig.decodeJSON(data), BroadcastSettings())
+        }
+        let encodingKeys = LivePushConfig.Field.allCases.map(\.jsonKey)
+        let unknown = object.keys.filter { !encodingKeys.contains($0) && !BroadcastSettings.keys.contains($0) }.sorted()
+        if !unknown.isEmpty {
+            let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
+            throw .json("unknown key\(unknown.count == 1 ? "" : "s") \(list); the keys are: "
+                + (encodingKeys + BroadcastSettings.keys).joined(separator: ", "))
+        }
+        var broadcast = BroadcastSettings()
+        if let value = object.removeValue(forKey: "destinations") {
+            guard let urls = value as? [String], urls.allSatisfy({ $0.contains("://") }) else {
+                throw .json("key 'destinations': expected an array of push URLs such as \"rtmp://host/app/key\"")
+            }
+            broadcast.destinations = urls
+        }
+        if let value = object.removeValue(forKey: "recordingPath") {
+            guard let path = value as? String, !path.isEmpty else {
+                throw .json("key 'recordingPath': expected a file name ending in .mp4, .mkv or .flv")
+            }
+            broadcast.recordingPath = path
+        }
+        if let value = object.removeValue(forKey: "capture") {
+            try readCapture(value, into: &broadcast)
+        }
+        if let value = object.removeValue(forKey: "microphone") {
+            if let name = value as? String, !name.isEmpty {
+                broadcast.microphone = true
+                broadcast.microphoneName = name
+            } else if let on = boolean(value) {
+                broadcast.microphone = on
+            } else {
+                throw .json("key 'microphone': expected a source's node name (see 'livepush devices'), true or false")
+            }
+        }
+        if let value = object.removeValue(forKey: "desktopAudio") {
+            guard let on = boolean(value) else { throw .json("key 'desktopAudio': expected true or false") }
+            broadcast.desktopAudio = on
+        }
+        let rest: Data
+        do { rest = try JSONSerialization.data(withJSONObject: object) } catch { throw .json("\(error)") }
+        return (try LivePushConfig.decodeJSON(rest), broadcast)
+    }
+
+    private static func readCapture(_ value: Any, into broadcast: inout BroadcastSettings) throws(LivePushConfigError) {
+        let valueKeys = BroadcastSettings.captureValueKeys, flagKeys = BroadcastSettings.captureFlagKeys
+        let known = valueKeys.map(\.key) + flagKeys.map(\.key)
+        guard let capture = value as? [String: Any] else {
+            throw .json("key 'capture': expected an object with the keys " + known.joined(separator: ", "))
+        }
+        let unknown = capture.keys.filter { !known.contains($0) }.sorted()
+        if !unknown.isEmpty {
+            let list = unknown.map { "'capture.\($0)'" }.joined(separator: ", ")
+            throw .json("unknown key\(unknown.count == 1 ? "" : "s") \(list) in 'capture'; its keys are: "
+                + known.joined(separator: ", "))
+        }
+        for (key, option) in valueKeys {
+            guard let item = capture[key] else { continue }
+            if let text = item as? String, !text.isEmpty {
+                broadcast.captureValues[option] = text
+            } else if let number = item as? Int, boolean(item) == nil {
+                broadcast.captureValues[option] = String(number)  // a window or node id
+            } else {
+                throw .json("key 'capture.\(key)': expected a string, as --\(option) takes")
+            }
+        }
+        for (key, option, flagWhen) in flagKeys {
+            guard let item = capture[key] else { continue }
+            guard let on = boolean(item) else { throw .json("key 'capture.\(key)': expected true or false") }
+            if on == flagWhen { broadcast.captureFlags.insert(option) }
+        }
+    }
+
+    /// A JSON true or false. JSONSerialization gives NSNumber for numbers and booleans alike (and
+    /// `as? Bool` accepts 0 and 1); a boolean's type encoding is "c".
+    private static func boolean(_ value: Any) -> Bool? {
+        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { return nil }
+        return number.boolValue
+    }
+}
+
+/// `--print-config`: the configuration a run would use, as a JSON file of the same keys (so it can
+/// be saved and given to `--config`), with every stream key replaced by ****.
+enum EffectiveConfiguration {
+    static func json(config: LivePushConfig, destinations: [String], recordingPath: String?,
+                     helperArguments: [String], audio: AudioChoice) -> String
+    {
+        var object: [String: Any] = [:]
+        if let data = try? JSONEncoder().encode(config),
+           let encoding = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+            object = encoding
+        }
+        object["destinations"] = destinations.map(redacted)
+        if let recordingPath { object["recordingPath"] = recordingPath }
+        var capture: [String: Any] = [:]
+        var index = 0
+        while index < helperArguments.count {
+            let option = String(helperArguments[index].dropFirst(2))
+            if let flag = BroadcastSettings.captureFlagKeys.first(where: { $0.option == option }) {
+                capture[flag.key] = flag.flagWhen
+            } else if let value = BroadcastSettings.captureValueKeys.first(where: { $0.option == option }),
+                      index + 1 < helperArguments.count {
+                capture[value.key] = helperArguments[index + 1]
+                index += 1
+            }
+            index += 1
+        }
+        if !capture.isEmpty { object["capture"] = capture }
+        object["microphone"] = audio.microphone ? (audio.microphoneName.map { $0 as Any } ?? true) : false
+        object["desktopAudio"] = audio.desktop
+        let options: JSONSerialization.WritingOptions = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: options) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `scheme://host[:port]/app/****`: everything after the application is the key (whatever the scheme).
+    static func redacted(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return "****" }
+        let rest = url[schemeEnd.upperBound...]
+        let parts = rest.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        // A user and password before the host are secrets too.
+        let host = parts.first.map(String.init) ?? ""
+        let authority = host.contains("@") ? "****@" + (host.split(separator: "@").last.map(String.init) ?? "") : host
+        guard parts.count >= 2 else { return url[..<schemeEnd.upperBound] + authority + "/****" }
+        return url[..<schemeEnd.upperBound] + authority + "/" + parts[1] + "/****"
+    }
+}
