@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "AudioCapture", dependencies: ["CPipeWire"]),
         // PipeWire screen capture: a video pw_stream, the ScreenCast portal (issue 9).
         .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus"]),
-        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "AudioCapture"]),
+        .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "AudioCapture", "CommandLineSupport"]),
 
         // MARK: Executables.
 

@@ -49,6 +49,8 @@ final class AudioPipeline: @unchecked Sendable {
         var sources: [AudioSourceKind: SourceQueue] = [:]
         var volumes: [AudioSourceKind: Float] = [:]
         var muted = false
+        /// Sources muted one by one (`setMuted(_:source:)`); `muted` silences the whole mix.
+        var mutedSources: Set<AudioSourceKind> = []
         var levelIntervalMs = 0
         var sawFirstSamples = false
         var framesMixed = 0
@@ -84,6 +86,23 @@ final class AudioPipeline: @unchecked Sendable {
 
     /// Silence instead of the mix; frames keep flowing so timestamps stay continuous.
     func setMuted(_ muted: Bool) { state.withLock { $0.muted = muted } }
+
+    /// Silence instead of one source (its level is still measured); the others go on.
+    func setMuted(_ muted: Bool, source: AudioSourceKind) {
+        state.withLock { state in
+            if muted { state.mutedSources.insert(source) } else { state.mutedSources.remove(source) }
+        }
+    }
+
+    /// The mute switches and volumes (percent) set now.
+    var controls: AudioControls {
+        state.withLock { state in
+            AudioControls(allMuted: state.muted, mutedSources: state.mutedSources,
+                          volumePercent: Dictionary(uniqueKeysWithValues: AudioSourceKind.allCases.map {
+                              ($0, Int(((state.volumes[$0] ?? 1) * 100).rounded()))
+                          }))
+        }
+    }
 
     /// Reports the microphone's level every `intervalMs` (0 stops).
     func setLevelInterval(ms intervalMs: Int) { state.withLock { $0.levelIntervalMs = max(0, intervalMs) } }
@@ -172,7 +191,7 @@ final class AudioPipeline: @unchecked Sendable {
                 guard var queue = state.sources[kind] else { continue }
                 let samples = queue.take(frameSamples: frameSamples, startNs: startNs, rateHz: rate, channels: settings.channels)
                 state.sources[kind] = queue
-                let volume = state.volumes[kind] ?? 1
+                let volume = state.mutedSources.contains(kind) ? 0 : state.volumes[kind] ?? 1
                 if kind == .microphone {
                     micEnergy = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(settings.channels)
                 }

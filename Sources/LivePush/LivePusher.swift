@@ -2,6 +2,7 @@ import CaptureLink
 import Foundation
 import Media
 import RTMP
+import Synchronization
 
 /// Why the pusher could not start something.
 public enum LivePushError: Error, CustomStringConvertible {
@@ -28,24 +29,29 @@ public final class LivePusher: @unchecked Sendable {
     public let config: LivePushConfig
     private weak var observer: (any LivePusherObserver)?
     private let callbackQueue: DispatchQueue
-    private let lock = NSLock()
+    let lock = NSLock()
     private var endpoint: PusherEndpoint?
-    private var pipeline: VideoPipeline?
-    private var audioPipeline: AudioPipeline?
+    var pipeline: VideoPipeline?
+    var audioPipeline: AudioPipeline?
     private var microphone: Microphone?
-    private var recording: LocalRecording?
-    private var pushes: [RTMPOutput] = []
+    var recording: LocalRecording?
+    var pushes: [RTMPOutput] = []
     private var statisticsTimer: DispatchSourceTimer?
     private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, bytes: 0)
     private var lastAudioBytes = 0
     private var lastCpuSeconds = 0.0
     private var lastSystemTicks: (busy: UInt64, total: UInt64)?
-    private var bitrateController: BitrateController
+    var bitrateController: BitrateController
     /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
-    private var userPaused = false
+    var userPaused = false
     private var helperPaused = false
     /// A helper (re)started: the screen comes back with its first frame.
     private var helperReturning = false
+    /// Each destination's latest status and figures (`status`, LivePusherStatus.swift), by redacted URL.
+    var destinationStatus: [String: PushStatus] = [:]
+    var destinationFigures: [String: RTMPOutputFigures] = [:]
+    /// `snapshotJPEG`'s picture and encoder, made on first use.
+    let snapshotter = Mutex<Snapshotter?>(nil)
     /// Since when the network has carried less than the minimum bitrate (ns), if it has.
     private var networkPoorSinceNs: UInt64?
 
@@ -333,6 +339,7 @@ public final class LivePusher: @unchecked Sendable {
         }
         let redacted = url.description
         output.onStatus = { [weak self] status, message in
+            if let self { self.lock.withLock { self.destinationStatus[redacted] = status } }
             self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: ["url": redacted]) }
         }
         output.onRetry = { [weak self] error, attempt in
@@ -594,6 +601,7 @@ public final class LivePusher: @unchecked Sendable {
         let counters = pipeline.counters
         let audioBytes = audioPipeline?.counters.bytes ?? 0
         let outputs = pushes.map { $0.takeFigures() }
+        for (output, figures) in zip(pushes, outputs) { destinationFigures[output.url.description] = figures }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpuSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
