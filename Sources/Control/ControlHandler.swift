@@ -57,11 +57,8 @@ public final class ControlHandler: @unchecked Sendable {
             do { url = try RTMPURL(text) } catch {
                 return .failure(.invalidValue(command: command.verb, value: text, reason: "\(error)"))
             }
-            guard !pusher.pushURLs.contains(url.description) else {
-                return .failure(.refused(command: command.verb, reason: "already pushing to \(url)"))
-            }
             guard pusher.addPushDestination(url: text) == 0 else {
-                return .failure(.refused(command: command.verb, reason: "cannot push to \(url) now (is screen capture running?)"))
+                return .failure(.refused(command: command.verb, reason: "already pushing to \(url) (same URL and key)"))
             }
         case .remove(let index):
             let count = pusher.pushURLs.count

@@ -47,9 +47,9 @@ public final class LivePusher: @unchecked Sendable {
     private var helperPaused = false
     /// A helper (re)started: the screen comes back with its first frame.
     private var helperReturning = false
-    /// Each destination's latest status and figures (`status`, LivePusherStatus.swift), by redacted URL.
-    var destinationStatus: [String: PushStatus] = [:]
-    var destinationFigures: [String: RTMPOutputFigures] = [:]
+    /// Each destination's latest status and figures (`status`, LivePusherStatus.swift).
+    var destinationStatus: [ObjectIdentifier: PushStatus] = [:]
+    var destinationFigures: [ObjectIdentifier: RTMPOutputFigures] = [:]
     /// `snapshotJPEG`'s picture and encoder, made on first use.
     let snapshotter = Mutex<Snapshotter?>(nil)
     /// Since when the network has carried less than the minimum bitrate (ns), if it has.
@@ -338,8 +338,9 @@ public final class LivePusher: @unchecked Sendable {
             return -1
         }
         let redacted = url.description
+        let outputID = ObjectIdentifier(output)
         output.onStatus = { [weak self] status, message in
-            if let self { self.lock.withLock { self.destinationStatus[redacted] = status } }
+            if let self { self.lock.withLock { self.destinationStatus[outputID] = status } }
             self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: ["url": redacted]) }
         }
         output.onRetry = { [weak self] error, attempt in
@@ -601,7 +602,7 @@ public final class LivePusher: @unchecked Sendable {
         let counters = pipeline.counters
         let audioBytes = audioPipeline?.counters.bytes ?? 0
         let outputs = pushes.map { $0.takeFigures() }
-        for (output, figures) in zip(pushes, outputs) { destinationFigures[output.url.description] = figures }
+        for (output, figures) in zip(pushes, outputs) { destinationFigures[ObjectIdentifier(output)] = figures }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpuSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6

@@ -106,10 +106,9 @@ extension LivePusher {
         status.autoBitrate = config.autoBitrate
         status.recordingPath = recording?.path
         status.destinations = pushes.enumerated().map { index, output in
-            let url = output.url.description
-            let figures = destinationFigures[url] ?? RTMPOutputFigures()
+            let figures = destinationFigures[ObjectIdentifier(output)] ?? RTMPOutputFigures()
             return LivePushDestinationStatus(
-                index: index, url: url, status: destinationStatus[url] ?? .connecting,
+                index: index, url: output.url.description, status: destinationStatus[ObjectIdentifier(output)] ?? .connecting,
                 sendBitrateKbps: figures.sendRateKbps, queueMs: figures.queuedMs, delayMs: figures.delayMs,
                 framesDropped: figures.framesDropped, bytesSent: figures.bytesSent)
         }
@@ -129,8 +128,8 @@ extension LivePusher {
         let output = pushes.remove(at: index)
         pipeline?.remove(output)
         audioPipeline?.remove(output)
-        destinationFigures[output.url.description] = nil
-        destinationStatus[output.url.description] = nil
+        destinationFigures[ObjectIdentifier(output)] = nil
+        destinationStatus[ObjectIdentifier(output)] = nil
         lock.unlock()
         output.stop()
         return 0

@@ -74,7 +74,10 @@ public final class H264Encoder {
             _ = av_opt_set(context.pointee.priv_data, "preset", "veryfast", 0)
             _ = av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
             // Repeat SPS/PPS before every keyframe: a player joining a live stream can start there.
-            _ = av_opt_set(context.pointee.priv_data, "x264-params", "nal-hrd=cbr:force-cfr=1:repeat-headers=1", 0)
+            // Hard CBR comes from filler=1, not nal-hrd=cbr: with NAL HRD, x264 refuses to change
+            // its VBV while encoding ("VBV parameters cannot be changed when NAL HRD is in use"),
+            // so setBitrate (auto bitrate, `livepush ctl bitrate`) would silently do nothing.
+            _ = av_opt_set(context.pointee.priv_data, "x264-params", "filler=1:force-cfr=1:repeat-headers=1", 0)
         }
         // Every stored property is set: if opening fails, deinit frees the context and packet.
         try ffmpegCall("avcodec_open2(\(settings.encoder.rawValue))") { avcodec_open2(context, codec, nil) }

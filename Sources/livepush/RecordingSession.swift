@@ -23,6 +23,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     let audio: AudioChoice
     let quiet: Bool
     let durationSeconds: Double?
+    /// Control socket, events, log level (SessionWatch.swift).
+    let watch: WatchOptions
     private let done = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var statistics = LivePusherStatistics()
@@ -36,12 +38,14 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private var pushFailed = false
     private var failedPushURLs: Set<String> = []
     private var interrupted = false
+    private var summaryToStderr = false
     /// The helper this run started and supervises, if any.
     private var supervisor: HelperSupervisor?
 
     init(config: LivePushConfig, output: String?, pushURLs: [String], group: String, audio: AudioChoice, quiet: Bool,
-         durationSeconds: Double?)
+         durationSeconds: Double?, watch: WatchOptions = WatchOptions())
     {
+        self.watch = watch
         self.config = config
         self.output = output
         self.pushURLs = pushURLs
@@ -53,13 +57,20 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     func run(startHelper: Bool, helperArguments: [String], helperExecutable: String? = nil) -> Terminal.ExitCode {
         let pusher: LivePusher
+        let watching = SessionWatch(options: watch, downstream: self)
         do {
-            pusher = try LivePusher(config: config, observer: self)
+            try watching.openEvents()
+            pusher = try LivePusher(config: config, observer: watching.hub)
             try pusher.startScreenCapture(group: group, audio: audio.hasAudio)
         } catch {
             Terminal.printError("livepush: \(error)")
             return .failure
         }
+        lock.withLock { summaryToStderr = watching.eventsOnStdout }
+        let (controlNote, controlWarning) = watching.start(pusher: pusher, group: group, config: config)
+        if let controlNote { note(controlNote) }
+        if let controlWarning { note("warning: " + controlWarning, level: .warning) }
+        if audio.hasAudio { pusher.enableVolumeEvaluation(intervalMs: 1000) }
         if audio.microphone {
             // Without a microphone the stream goes on with silence; the warning says why.
             pusher.startMicrophone(name: audio.microphoneName)
@@ -108,6 +119,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         pusher.stopScreenCapture()  // STOP: the helper finishes its session and exits
         helper?.stop()
         pusher.destroy()
+        watching.finish()
         signals.forEach { $0.cancel() }
         return summarize()
     }
@@ -195,7 +207,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         let failedURLs = lock.withLock { failedPushURLs }
         for pushURL in pushURLs {
             if let url = try? RTMPURL(pushURL) {
-                print(failedURLs.contains(url.description) ? "Push to \(url) failed" : "Pushed to \(url)")
+                say(failedURLs.contains(url.description) ? "Push to \(url) failed" : "Pushed to \(url)")
             }
         }
         if let output {
@@ -204,13 +216,20 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
                 return .failure
             }
             let bytes = ((try? FileManager.default.attributesOfItem(atPath: output)[.size]) as? Int64) ?? 0
-            print("Recorded \(Self.clock(ms)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
+            say("Recorded \(Self.clock(ms)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
                 + "to \(output) (\(Self.size(bytes)))")
         }
         return pushFailed ? .failure : .success
     }
 
-    private func note(_ line: String) {
+    /// The run's summary: stdout, or stderr when the events go to stdout (`--events -`).
+    private func say(_ line: String) {
+        if lock.withLock({ summaryToStderr }) { Terminal.printError(line) } else { print(line) }
+    }
+
+    /// A line for the user at `level` (shown when `--log-level` is that or more).
+    private func note(_ line: String, level: LivePushLogLevel = .info) {
+        guard LivePush.logLevel >= level else { return }
         let prefix = lock.withLock { statusShown } ? "\n" : ""
         Terminal.printError(prefix + "livepush: " + line)
     }
@@ -235,14 +254,17 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     // MARK: LivePusherObserver
 
-    func onWarning(code: Int32, message: String, extraInfo: [String: String]) { note("warning: \(message)") }
+    func onWarning(code: Int32, message: String, extraInfo: [String: String]) { note("warning: \(message)", level: .warning) }
 
     func onError(code: Int32, message: String, extraInfo: [String: String]) {
-        note("error: \(message)")
+        note("error: \(message)", level: .error)
         if LivePushErrorCode.isPushFailure(code) || code == LivePushErrorCode.invalidURL {
             // One destination failing leaves the others and the recording running; the run ends
             // when nothing is left to do.
             let allFailed = lock.withLock { () -> Bool in
+                // A destination added over the control socket failing ends nothing: only the run's own count.
+                let own = Set(pushURLs.compactMap { try? RTMPURL($0).description })
+                guard extraInfo["url"].map(own.contains) ?? true else { return false }
                 pushFailed = true
                 if let url = extraInfo["url"] { failedPushURLs.insert(url) }
                 return failedPushURLs.count >= pushURLs.count || extraInfo["url"] == nil

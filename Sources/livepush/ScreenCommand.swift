@@ -59,17 +59,19 @@ enum ScreenCommand {
         sections.append("Audio options:\n" + ArgumentParser.optionsHelp(audioOptions))
         if command == "push" { sections.append("Recording:\n" + ArgumentParser.optionsHelp([recordOption])) }
         sections.append("Encoding options:\n" + ArgumentParser.optionsHelp(ConfigOptions.specs))
+        sections.append("Steer and watch (docs/control.md, docs/events.md):\n" + ArgumentParser.optionsHelp(WatchOptions.specs))
         return sections.joined(separator: "\n\n")
     }
 
     static let groupOption = OptionSpec.value("group", valueName: "NAME", help: "The group helpers connect to.")
 
     static func main(_ command: String, _ arguments: [String]) -> Never {
-        let specs = runOptions + ConfigOptions.specs + audioOptions
+        let specs = runOptions + ConfigOptions.specs + audioOptions + WatchOptions.specs
             + (command == "record" ? [groupOption] : captureOptions + [helperOption])
             + (command == "push" ? [recordOption, groupOption] : [])
         let parsed: ParsedArguments
         let config: LivePushConfig
+        let watch: WatchOptions
         do {
             parsed = try ArgumentParser.parse(arguments, options: specs)
             if parsed.has("help") {
@@ -77,6 +79,7 @@ enum ScreenCommand {
                 Terminal.exit(.success)
             }
             config = try ConfigOptions.config(from: parsed)
+            watch = try WatchOptions.parse(parsed)
             let files = parsed.positionals.filter { !isURL($0) }
             if command == "push", let file = files.first {
                 throw ArgumentError.invalidValue(option: "URL", value: file,
@@ -102,7 +105,8 @@ enum ScreenCommand {
         let audio = AudioChoice(microphone: !parsed.has("no-mic"), microphoneName: parsed.value("mic"),
                                 desktop: parsed.has("desktop-audio"))
         let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group, audio: audio,
-                                       quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init))
+                                       quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init),
+                                       watch: watch)
         let helperArguments = captureOptions.flatMap { spec -> [String] in
             if spec.valueName == nil { return parsed.has(spec.name) ? ["--\(spec.name)"] : [] }
             return parsed.value(spec.name).map { ["--\(spec.name)", $0] } ?? []

@@ -21,6 +21,7 @@ let usage = """
       doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
       check-helper    Run a capture helper and check it against the Capture Link specification.
       devices         List the audio sources (microphones) and sink monitors PipeWire offers.
+      ctl             Steer a running broadcast: status, pause, mute, bitrate, add/remove destinations, events.
 
     Options:
     \(ArgumentParser.optionsHelp(topLevelOptions))
@@ -43,6 +44,8 @@ case "check-helper":
     CheckHelper.main(Array(arguments.dropFirst()))
 case "devices":  // Devices.swift (audio capture)
     Devices.main(Array(arguments.dropFirst()))
+case "ctl":  // ControlCommandLine.swift (issue 14)
+    ControlCommandLine.main(Array(arguments.dropFirst()))
 case let option where option.hasPrefix("-"):
     do {
         let parsed = try ArgumentParser.parse(arguments, options: topLevelOptions)

@@ -1,0 +1,128 @@
+import CommandLineSupport
+import Control
+import Foundation
+import LivePush
+
+/// How a run is steered and watched: its control socket's name, the JSON events file, the log level.
+struct WatchOptions {
+    var name: String?
+    var eventsPath: String?
+    var logLevel: LivePushLogLevel?
+
+    static let specs: [OptionSpec] = [
+        .value("name", valueName: "NAME",
+               help: "Name for 'livepush ctl NAME' (the control socket; default: the group)."),
+        .value("events", valueName: "FILE|-",
+               help: "Write every event and the statistics once a second as JSON lines (docs/events.md); - is stdout."),
+        .value("log-level", valueName: "LEVEL",
+               help: "quiet, error, warning, info (default) or debug; FFmpeg's own log follows it."),
+    ]
+
+    /// The options `parsed` gives; throws for a name or level that cannot be used.
+    static func parse(_ parsed: ParsedArguments) throws(ArgumentError) -> WatchOptions {
+        var options = WatchOptions()
+        if let name = parsed.value("name") {
+            guard (try? ControlSocket.path(name: name)) != nil else {
+                throw .invalidValue(option: "name", value: name, reason: "use 1 to 64 of the characters A-Z a-z 0-9 . _ -")
+            }
+            options.name = name
+        }
+        options.eventsPath = parsed.value("events")
+        if let text = parsed.value("log-level") {
+            guard let level = LivePushLogLevel(rawValue: text) else {
+                throw .invalidValue(option: "log-level", value: text, reason: "use quiet, error, warning, info or debug")
+            }
+            options.logLevel = level
+        }
+        return options
+    }
+}
+
+/// The watching side of one run: the event hub between the pusher and the session, the control
+/// socket, the events file. Nothing here can stop the broadcast: what fails is a warning.
+final class SessionWatch: @unchecked Sendable {
+    let options: WatchOptions
+    let hub: EventHub
+    private var server: ControlServer?
+    private var fileSink: FileEventSink?
+
+    init(options: WatchOptions, downstream: any LivePusherObserver) {
+        self.options = options
+        hub = EventHub(forwardingTo: downstream)
+        if let level = options.logLevel { LivePush.setLogLevel(level) }
+    }
+
+    /// Opens the events file (before the pusher starts, so that no event is missed); an error
+    /// names the file and the reason.
+    func openEvents() throws(ArgumentError) {
+        guard let path = options.eventsPath else { return }
+        guard let sink = FileEventSink(path: path) else {
+            throw .invalidValue(option: "events", value: path, reason: "cannot write there (\(String(cString: strerror(errno))))")
+        }
+        fileSink = sink
+        hub.add(sink)
+    }
+
+    /// Whether events go to standard output (then the run's summary goes to stderr).
+    var eventsOnStdout: Bool { options.eventsPath == "-" }
+
+    /// Starts the control socket for `pusher`; returns a note for the user, or a warning when the
+    /// socket cannot be made (the broadcast goes on without it).
+    func start(pusher: LivePusher, group: String, config: LivePushConfig) -> (note: String?, warning: String?) {
+        hub.pusher = pusher
+        let name = options.name ?? group
+        hub.emit("session", [
+            "event": "start", "name": name, "group": group, "version": LivePush.version,
+            "width": config.videoWidth, "height": config.videoHeight, "fps": config.fps,
+            "targetVideoBitrateKbps": pusher.status.targetVideoBitrateKbps,
+            "minVideoBitrateKbps": pusher.status.minVideoBitrateKbps,
+        ])
+        let handler = ControlHandler(pusher: pusher, hub: hub, info: ["name": name, "group": group])
+        do {
+            let server = try ControlServer(name: name, handler: handler)
+            server.start()
+            self.server = server
+            return ("control: livepush ctl \(name) status  (socket \(server.path))", nil)
+        } catch {
+            return (nil, "no control socket: \(error); the broadcast goes on without one")
+        }
+    }
+
+    /// Removes the control socket and closes the events file, after the last event.
+    func finish() {
+        server?.stop()
+        hub.emit("session", ["event": "end"])
+        fileSink?.close()
+    }
+}
+
+/// Event lines to a file or standard output, written as they come (a crash loses no line).
+final class FileEventSink: EventSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var descriptor: Int32
+
+    init?(path: String) {
+        descriptor = path == "-" ? STDOUT_FILENO : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+    }
+
+    func write(line: String) {
+        lock.withLock {
+            guard descriptor >= 0 else { return }
+            var bytes = Array((line + "\n").utf8)[...]
+            while !bytes.isEmpty {
+                let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return }
+                bytes = bytes.dropFirst(written)
+            }
+        }
+    }
+
+    func close() {
+        lock.withLock {
+            if descriptor > STDERR_FILENO { Glibc.close(descriptor) }
+            descriptor = -1
+        }
+    }
+}
