@@ -55,13 +55,20 @@ let package = Package(
 
         // Steering and watching a broadcast: control socket, JSON events (issue 14).
         .target(name: "Control", dependencies: ["LivePush", "CaptureLink", "CLinuxShim", "RTMP"]),
+        // libmicrohttpd (Debian's libmicrohttpd-dev): shims for its variadic start and its macros.
+        .target(name: "CMicroHTTPD", linkerSettings: [.linkedLibrary("microhttpd")]),
+        // The dashboard's HTTP server; libmicrohttpd's types stay inside.
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        // The live dashboard (page and Chart.js served from disk) and the session report.
+        .target(name: "Dashboard", dependencies: ["Control", "HTTPServer", "LivePush"],
+                resources: [.copy("Resources")]),
 
         // MARK: Executables.
 
         .executableTarget(
             name: "livepush",
             dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "RTMP", "ScreenCapture",
-                           "AudioCapture", "Control"]),
+                           "AudioCapture", "Control", "Dashboard"]),
         .executableTarget(
             name: "livepush-capture",
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture", "PipeWireScreen"]),

@@ -67,9 +67,9 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             return .failure
         }
         lock.withLock { summaryToStderr = watching.eventsOnStdout }
-        let (controlNote, controlWarning) = watching.start(pusher: pusher, group: group, config: config)
-        if let controlNote { note(controlNote) }
-        if let controlWarning { note("warning: " + controlWarning, level: .warning) }
+        let (notes, warnings) = watching.start(pusher: pusher, group: group, config: config)
+        for line in notes { note(line, level: line.hasPrefix("dashboard:") ? .error : .info) }
+        for line in warnings { note("warning: " + line, level: .warning) }
         if audio.hasAudio { pusher.enableVolumeEvaluation(intervalMs: 1000) }
         if audio.microphone {
             // Without a microphone the stream goes on with silence; the warning says why.

@@ -1,5 +1,6 @@
 import CommandLineSupport
 import Control
+import Dashboard
 import Foundation
 import LivePush
 
@@ -8,6 +9,7 @@ struct WatchOptions {
     var name: String?
     var eventsPath: String?
     var logLevel: LivePushLogLevel?
+    var dashboard: (address: String, port: UInt16)?
 
     static let specs: [OptionSpec] = [
         .value("name", valueName: "NAME",
@@ -16,6 +18,9 @@ struct WatchOptions {
                help: "Write every event and the statistics once a second as JSON lines (docs/events.md); - is stdout."),
         .value("log-level", valueName: "LEVEL",
                help: "quiet, error, warning, info (default) or debug; FFmpeg's own log follows it."),
+        .value("dashboard", valueName: "[ADDR:]PORT",
+               help: "Serve a live dashboard (charts, picture, buttons) on 127.0.0.1:PORT (0: any free port); "
+                   + "its URL, with a token, is printed once."),
     ]
 
     /// The options `parsed` gives; throws for a name or level that cannot be used.
@@ -34,6 +39,12 @@ struct WatchOptions {
             }
             options.logLevel = level
         }
+        if let text = parsed.value("dashboard") {
+            guard let address = Dashboard.parseAddress(text) else {
+                throw .invalidValue(option: "dashboard", value: text, reason: "use PORT or IPV4ADDRESS:PORT, e.g. 8080")
+            }
+            options.dashboard = address
+        }
         return options
     }
 }
@@ -45,6 +56,7 @@ final class SessionWatch: @unchecked Sendable {
     let hub: EventHub
     private var server: ControlServer?
     private var fileSink: FileEventSink?
+    private var dashboard: Dashboard?
 
     init(options: WatchOptions, downstream: any LivePusherObserver) {
         self.options = options
@@ -66,9 +78,10 @@ final class SessionWatch: @unchecked Sendable {
     /// Whether events go to standard output (then the run's summary goes to stderr).
     var eventsOnStdout: Bool { options.eventsPath == "-" }
 
-    /// Starts the control socket for `pusher`; returns a note for the user, or a warning when the
-    /// socket cannot be made (the broadcast goes on without it).
-    func start(pusher: LivePusher, group: String, config: LivePushConfig) -> (note: String?, warning: String?) {
+    /// Starts the control socket and the dashboard for `pusher`; returns notes for the user (the
+    /// dashboard's URL is one: printed whatever the log level), and warnings for what could not
+    /// start (the broadcast goes on without it).
+    func start(pusher: LivePusher, group: String, config: LivePushConfig) -> (notes: [String], warnings: [String]) {
         hub.pusher = pusher
         let name = options.name ?? group
         hub.emit("session", [
@@ -78,18 +91,34 @@ final class SessionWatch: @unchecked Sendable {
             "minVideoBitrateKbps": pusher.status.minVideoBitrateKbps,
         ])
         let handler = ControlHandler(pusher: pusher, hub: hub, info: ["name": name, "group": group])
+        var notes: [String] = [], warnings: [String] = []
         do {
             let server = try ControlServer(name: name, handler: handler)
             server.start()
             self.server = server
-            return ("control: livepush ctl \(name) status  (socket \(server.path))", nil)
+            notes.append("control: livepush ctl \(name) status  (socket \(server.path))")
         } catch {
-            return (nil, "no control socket: \(error); the broadcast goes on without one")
+            warnings.append("no control socket: \(error); the broadcast goes on without one")
         }
+        if let (address, port) = options.dashboard {
+            do {
+                let dashboard = try Dashboard(handler: handler, hub: hub, address: address, port: port)
+                self.dashboard = dashboard
+                notes.append("dashboard: \(dashboard.url)")
+                if !Dashboard.chartJSInstalled {
+                    warnings.append("Chart.js is not at \(Dashboard.chartJSPath): the dashboard has no charts; "
+                        + "apt-get install libjs-chart.js")
+                }
+            } catch {
+                warnings.append("no dashboard: \(error); the broadcast goes on without one")
+            }
+        }
+        return (notes, warnings)
     }
 
     /// Removes the control socket and closes the events file, after the last event.
     func finish() {
+        dashboard?.stop()
         server?.stop()
         hub.emit("session", ["event": "end"])
         fileSink?.close()
