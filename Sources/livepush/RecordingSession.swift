@@ -119,8 +119,9 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         pusher.stopScreenCapture()  // STOP: the helper finishes its session and exits
         helper?.stop()
         pusher.destroy()
-        watching.finish()
+        let reportLine = watching.finish()
         signals.forEach { $0.cancel() }
+        defer { if let reportLine { say(reportLine) } }
         return summarize()
     }
 

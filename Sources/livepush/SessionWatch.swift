@@ -10,6 +10,7 @@ struct WatchOptions {
     var eventsPath: String?
     var logLevel: LivePushLogLevel?
     var dashboard: (address: String, port: UInt16)?
+    var reportPath: String?
 
     static let specs: [OptionSpec] = [
         .value("name", valueName: "NAME",
@@ -21,6 +22,8 @@ struct WatchOptions {
         .value("dashboard", valueName: "[ADDR:]PORT",
                help: "Serve a live dashboard (charts, picture, buttons) on 127.0.0.1:PORT (0: any free port); "
                    + "its URL, with a token, is printed once."),
+        .value("report", valueName: "FILE.html",
+               help: "At the end, write the session report: charts, summary and timeline in one HTML file."),
     ]
 
     /// The options `parsed` gives; throws for a name or level that cannot be used.
@@ -39,6 +42,7 @@ struct WatchOptions {
             }
             options.logLevel = level
         }
+        options.reportPath = parsed.value("report")
         if let text = parsed.value("dashboard") {
             guard let address = Dashboard.parseAddress(text) else {
                 throw .invalidValue(option: "dashboard", value: text, reason: "use PORT or IPV4ADDRESS:PORT, e.g. 8080")
@@ -57,6 +61,7 @@ final class SessionWatch: @unchecked Sendable {
     private var server: ControlServer?
     private var fileSink: FileEventSink?
     private var dashboard: Dashboard?
+    private var collector: CollectingEventSink?
 
     init(options: WatchOptions, downstream: any LivePusherObserver) {
         self.options = options
@@ -67,6 +72,16 @@ final class SessionWatch: @unchecked Sendable {
     /// Opens the events file (before the pusher starts, so that no event is missed); an error
     /// names the file and the reason.
     func openEvents() throws(ArgumentError) {
+        if let path = options.reportPath {
+            // Checked now, not after an hour of broadcasting.
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            guard access(directory, W_OK) == 0 else {
+                throw .invalidValue(option: "report", value: path, reason: "cannot write in \(directory)")
+            }
+            let collector = CollectingEventSink()
+            self.collector = collector
+            hub.add(collector)
+        }
         guard let path = options.eventsPath else { return }
         guard let sink = FileEventSink(path: path) else {
             throw .invalidValue(option: "events", value: path, reason: "cannot write there (\(String(cString: strerror(errno))))")
@@ -116,12 +131,20 @@ final class SessionWatch: @unchecked Sendable {
         return (notes, warnings)
     }
 
-    /// Removes the control socket and closes the events file, after the last event.
-    func finish() {
+    /// Removes the control socket, closes the events file after the last event, and writes the
+    /// report; returns a line for the summary, or the report's error.
+    func finish() -> String? {
         dashboard?.stop()
         server?.stop()
         hub.emit("session", ["event": "end"])
         fileSink?.close()
+        guard let path = options.reportPath, let collector else { return nil }
+        do {
+            try SessionReport(lines: collector.collected).write(to: path, title: options.name ?? "session")
+            return "Report written to \(path)"
+        } catch {
+            return "livepush: the report could not be written: \(error)"
+        }
     }
 }
 

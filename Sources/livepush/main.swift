@@ -22,6 +22,7 @@ let usage = """
       check-helper    Run a capture helper and check it against the Capture Link specification.
       devices         List the audio sources (microphones) and sink monitors PipeWire offers.
       ctl             Steer a running broadcast: status, pause, mute, bitrate, add/remove destinations, events.
+      report          Write a session report (HTML, charts, summary, timeline) from an --events file.
 
     Options:
     \(ArgumentParser.optionsHelp(topLevelOptions))
@@ -46,6 +47,8 @@ case "devices":  // Devices.swift (audio capture)
     Devices.main(Array(arguments.dropFirst()))
 case "ctl":  // ControlCommandLine.swift (issue 14)
     ControlCommandLine.main(Array(arguments.dropFirst()))
+case "report":  // ReportCommand.swift (issue 14)
+    ReportCommand.main(Array(arguments.dropFirst()))
 case let option where option.hasPrefix("-"):
     do {
         let parsed = try ArgumentParser.parse(arguments, options: topLevelOptions)

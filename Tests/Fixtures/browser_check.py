@@ -184,6 +184,8 @@ def report_page(path, screenshot):
         result["numbers"] = browser.evaluate(
             "Object.fromEntries(Array.from(document.querySelectorAll('[data-key]')).map(e => [e.dataset.key, e.textContent]))")
         result["timelineItems"] = browser.evaluate("document.querySelectorAll('#timeline li').length")
+        result["timelineWarnings"] = browser.evaluate("document.querySelectorAll('#timeline li.warning').length")
+        result["timelineErrors"] = browser.evaluate("document.querySelectorAll('#timeline li.error').length")
         result["scripts"] = browser.evaluate("Array.from(document.scripts).filter(s => s.src).length")
         browser.screenshot(screenshot)
     finally:
