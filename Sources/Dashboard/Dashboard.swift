@@ -86,7 +86,7 @@ final class DashboardRoutes: @unchecked Sendable {
     private var preview: (bytes: [UInt8], takenNs: UInt64)?
     private var streams: [HTTPStream] = []
     static let staticFiles: [String: String] = [
-        "dashboard.js": "text/javascript", "dashboard.css": "text/css",
+        "dashboard.js": "text/javascript", "dashboard.css": "text/css", "charts.js": "text/javascript",
     ]
 
     init(handler: ControlHandler, hub: EventHub, token: String, resources: String) {

@@ -105,8 +105,9 @@ public struct SessionReport {
         guard eventCount > 0 else { throw .noEvents(skipped: skippedLines) }
         guard let resources = Dashboard.resourcesDirectory,
               let template = try? String(contentsOfFile: resources + "/report.html", encoding: .utf8),
-              let script = try? String(contentsOfFile: resources + "/report.js", encoding: .utf8)
-        else { throw .resourcesMissing("the page files (report.html, report.js) are missing; reinstall LivePush") }
+              let script = try? String(contentsOfFile: resources + "/report.js", encoding: .utf8),
+              let common = try? String(contentsOfFile: resources + "/charts.js", encoding: .utf8)
+        else { throw .resourcesMissing("the page files (report.html, report.js, charts.js) are missing; reinstall LivePush") }
         guard let chartJS = try? String(contentsOfFile: chartJSPath, encoding: .utf8) else {
             throw .resourcesMissing("Chart.js is not at \(chartJSPath); apt-get install libjs-chart.js")
         }
@@ -137,6 +138,7 @@ public struct SessionReport {
         return template
             .replacingOccurrences(of: "{{CHARTJS}}", with: Self.scriptSafe(chartJS))
             .replacingOccurrences(of: "{{REPORTJS}}", with: Self.scriptSafe(script))
+            .replacingOccurrences(of: "{{CHARTSJS}}", with: Self.scriptSafe(common))
             .replacingOccurrences(of: "{{DATA}}", with: Self.scriptSafe(data))
             .replacingOccurrences(of: "{{TITLE}}", with: Self.escape(title))
             .replacingOccurrences(of: "{{SUBTITLE}}", with: Self.escape(subtitle))

@@ -7,10 +7,9 @@ const dashboard = { points: 0, previewLoads: 0, lastAnswer: null, lastStatus: nu
 window.livepushDashboard = dashboard;
 let lastSeq = 0;
 let firstNs = null;
-const colours = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#17becf'];
 
 function makeChart(id, title, unit, series) {
-  const chart = new Chart(document.getElementById(id), {
+  const chart = new Chart(canvasFor(id), {
     type: 'line',
     data: { labels: [], datasets: series.map((name, index) => dataset(name, index)) },
     options: {

@@ -2,8 +2,7 @@
 'use strict';
 (function () {
   const data = JSON.parse(document.getElementById('report-data').textContent);
-  const colours = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#17becf'];
-  const marks = data.marks;  // seconds of each warning and error
+    const marks = data.marks;  // seconds of each warning and error
   const markPlugin = {
     id: 'marks',
     afterDatasetsDraw(chart) {
@@ -19,7 +18,7 @@
     },
   };
   function chart(id, title, unit, series) {
-    return new Chart(document.getElementById(id), {
+    return new Chart(canvasFor(id), {
       type: 'line',
       data: { datasets: series.map((item, index) => ({
         label: item.label, data: item.points.map(([s, value]) => ({ x: s, y: value })),
