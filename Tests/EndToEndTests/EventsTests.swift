@@ -68,6 +68,23 @@ extension SharedScreen {
             #expect(lines.contains { $0.contains(#""type":"control""#) && $0.contains(#""command":"pause""#) })
         }
 
+        @Test(.timeLimit(.minutes(1)))
+        func logLevelErrorHidesTheNotesAndDebugLetsFFmpegsOwnLogThrough() throws {
+            func run(_ level: String) throws -> CommandResult {
+                try ProcessRunner.run(livepush, [
+                    "push", try TestEnvironment.liveURL(key: UniqueName.make("loglevel")), "--display",
+                    try TestEnvironment.display(), "--region", "0,0,320,240", "--resolution", "320x240", "--no-mic",
+                    "--quiet", "--duration", "2", "--log-level", level,
+                ], timeoutSeconds: 30)
+            }
+            let quiet = try run("error"), chatty = try run("debug")
+            #expect(quiet.exitCode == 0 && chatty.exitCode == 0, "\(quiet)\n\(chatty)")
+            #expect(!quiet.standardError.contains("livepush: "), "no notes at error level: \(quiet.standardError)")
+            #expect(chatty.standardError.contains("livepush: screen capture started"), "\(chatty.standardError)")
+            #expect(chatty.standardError.contains("[libx264 @"), "FFmpeg logs at debug: \(chatty.standardError.prefix(2000))")
+            #expect(!quiet.standardError.contains("[libx264 @"))
+        }
+
         @Test func aFileThatCannotBeWrittenIsRefusedBeforeAnythingStarts() throws {
             let result = try ProcessRunner.run(livepush, ["push", "rtmp://127.0.0.1:9/live/k", "--display",
                                                           try TestEnvironment.display(), "--events", "/nonexistent/ev.jsonl"])
