@@ -21,7 +21,7 @@ public enum ControlJSON {
             "framesDropped": figures.framesDropped, "recordingBytes": Int(figures.recordingBytes),
             "audioSampleRateHz": figures.audioSampleRateHz, "audioChannels": figures.audioChannels,
             "delayMs": figures.delayMs, "jitterMs": figures.jitterMs, "queueMs": figures.queueMs,
-            "bytesSent": figures.bytesSent,
+            "bytesSent": figures.bytesSent, "micLevel": figures.micLevel, "desktopLevel": figures.desktopLevel,
         ]
     }
 

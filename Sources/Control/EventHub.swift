@@ -19,7 +19,6 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var sinks: [ObjectIdentifier: any EventSink] = [:]
     private var sequence = 0
-    private var micLevel: Int?
     private var recentStatistics: [String] = []
     private var recentOthers: [String] = []
     /// How many statistics lines (seconds) and other lines `recent` keeps.
@@ -38,9 +37,6 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
     public var recent: [String] {
         lock.withLock { recentOthers + recentStatistics }.sorted { Self.sequence(of: $0) < Self.sequence(of: $1) }
     }
-
-    /// The latest microphone level, 0...100, if one was measured.
-    public var latestMicLevel: Int? { lock.withLock { micLevel } }
 
     /// Writes an event of `type` with `fields` (texts redacted) to every sink.
     public func emit(_ type: String, _ fields: [String: Any] = [:]) {
@@ -128,7 +124,6 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
         var fields = ControlJSON.object(statistics)
         let status = pusher?.status
         fields["destinations"] = (status?.destinations ?? []).map(ControlJSON.object)
-        fields["micLevel"] = lock.withLock { micLevel } ?? 0
         fields["paused"] = status?.paused ?? false
         emit("statistics", fields)
         downstream?.onStatisticsUpdate(statistics)
@@ -155,7 +150,6 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
     }
 
     public func onMicrophoneVolumeUpdate(volume: Int) {
-        lock.withLock { micLevel = volume }
         emit("volume", ["volume": volume])
         downstream?.onMicrophoneVolumeUpdate(volume: volume)
     }

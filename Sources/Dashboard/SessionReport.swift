@@ -66,6 +66,7 @@ public struct SessionReport {
         let durationS = events.last.map(seconds) ?? 0
         let encoder = Self.spread(stats.map { int($0, "encoderBitrateKbps") })
         let audio = Self.spread(stats.map { int($0, "micLevel") })
+        let desktop = Self.spread(stats.map { int($0, "desktopLevel") })
         let app = Self.spread(stats.map { int($0, "appCpu") }), system = Self.spread(stats.map { int($0, "systemCpu") })
         let reconnects = events.filter { type($0) == "pushStatus" && $0["status"] as? String == "reconnecting" }.count
         return [
@@ -77,7 +78,8 @@ public struct SessionReport {
             ("reconnects", "reconnections", String(reconnects)),
             ("bytesSent", "bytes sent", String(stats.reduce(0) { $0 + int($1, "bytesSent") })),
             ("encoderKbps", "encoder bitrate min / mean / max (kbps)", "\(encoder.min) / \(encoder.mean) / \(encoder.max)"),
-            ("micLevel", "mic level min / mean / max (0-100)", "\(audio.min) / \(audio.mean) / \(audio.max)"),
+            ("micLevel", "mic level as sent min / mean / max (0-100)", "\(audio.min) / \(audio.mean) / \(audio.max)"),
+            ("desktopLevel", "desktop audio level min / mean / max (0-100)", "\(desktop.min) / \(desktop.mean) / \(desktop.max)"),
             ("appCpu", "LivePush CPU min / mean / max (% of a core)", "\(app.min) / \(app.mean) / \(app.max)"),
             ("systemCpu", "system CPU min / mean / max (%)", "\(system.min) / \(system.mean) / \(system.max)"),
             ("warnings", "warnings", String(events.filter { type($0) == "warning" }.count)),
@@ -162,7 +164,7 @@ public struct SessionReport {
         func series(_ key: String) -> [[Any]] { stats.map { [Self.round1(seconds($0)), int($0, key)] } }
         var seriesObject: [String: Any] = [:]
         for key in ["encoderBitrateKbps", "videoBitrateKbps", "sendBitrateKbps", "fps", "queueMs", "framesDropped",
-                    "appCpu", "systemCpu", "micLevel"] {
+                    "appCpu", "systemCpu", "micLevel", "desktopLevel"] {
             seriesObject[key] = series(key)
         }
         let destinationsObject: [[String: Any]] = destinationList.map { item in

@@ -51,6 +51,9 @@ final class AudioPipeline: @unchecked Sendable {
         var muted = false
         /// Sources muted one by one (`setMuted(_:source:)`); `muted` silences the whole mix.
         var mutedSources: Set<AudioSourceKind> = []
+        /// Each source's mean square as sent (after volume and mute), summed per frame since `takeLevels`.
+        var sentEnergy: [AudioSourceKind: Double] = [:]
+        var sentFrames = 0
         var levelIntervalMs = 0
         var sawFirstSamples = false
         var framesMixed = 0
@@ -106,6 +109,19 @@ final class AudioPipeline: @unchecked Sendable {
 
     /// Reports the microphone's level every `intervalMs` (0 stops).
     func setLevelInterval(ms intervalMs: Int) { state.withLock { $0.levelIntervalMs = max(0, intervalMs) } }
+
+    /// Each source's level as sent (after its volume and mute), 0...100, over the frames mixed since
+    /// the last call; sources with no samples are absent.
+    func takeLevels() -> [AudioSourceKind: Int] {
+        state.withLock { state in
+            defer {
+                state.sentEnergy = [:]
+                state.sentFrames = 0
+            }
+            let frames = Double(max(1, state.sentFrames))
+            return state.sentEnergy.mapValues { Self.level(meanSquare: $0 / frames) }
+        }
+    }
 
     /// Frames mixed and AAC bytes encoded since the start.
     var counters: (frames: Int, bytes: Int) { state.withLock { ($0.framesMixed, $0.bytesEncoded) } }
@@ -196,7 +212,10 @@ final class AudioPipeline: @unchecked Sendable {
                     micEnergy = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(settings.channels)
                 }
                 for index in 0..<count { mix[index] += samples[index] * volume }
+                let sent = state.muted ? 0 : Double(volume * volume) * samples.reduce(0.0) { $0 + Double($1) * Double($1) }
+                state.sentEnergy[kind, default: 0] += sent / Double(count)
             }
+            state.sentFrames += 1
             if state.muted {
                 for index in 0..<count { mix[index] = 0 }
             } else {

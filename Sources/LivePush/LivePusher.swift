@@ -643,6 +643,9 @@ public final class LivePusher: @unchecked Sendable {
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
         updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)
         figures.encoderBitrateKbps = bitrateController.currentKbps
+        let levels = audioPipeline?.takeLevels() ?? [:]
+        figures.micLevel = levels[.microphone] ?? 0
+        figures.desktopLevel = levels[.desktop] ?? 0
         statistics = figures
         lock.unlock()
         let snapshot = figures

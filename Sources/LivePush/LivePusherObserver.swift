@@ -98,6 +98,10 @@ public struct LivePusherStatistics: Equatable, Sendable {
     public var bytesSent: Int = 0
     /// What the network carried in the last second, over every destination.
     public var sendBitrateKbps: Int = 0
+    /// The microphone's and the desktop audio's level as sent (after volume and mute) over the
+    /// last second: 0 (silence, −60 dBFS and below) to 100 (full scale).
+    public var micLevel: Int = 0
+    public var desktopLevel: Int = 0
     public init() {}
 }
 

@@ -28,6 +28,8 @@ import TestSupport
               doctor          Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.
               check-helper    Run a capture helper and check it against the Capture Link specification.
               devices         List the audio sources (microphones) and sink monitors PipeWire offers.
+              ctl             Steer a running broadcast: status, pause, mute, bitrate, add/remove destinations, events.
+              report          Write a session report (HTML, charts, summary, timeline) from an --events file.
 
             Options:
               -h, --help     Show this help.

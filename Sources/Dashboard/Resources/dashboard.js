@@ -33,7 +33,7 @@ const charts = {
   queue: makeChart('chart-queue', 'Send queue', 'ms', ['longest']),
   dropped: makeChart('chart-dropped', 'Frames dropped', 'per second', ['dropped for congestion']),
   cpu: makeChart('chart-cpu', 'CPU', '%', ['LivePush (of one core)', 'system (of all cores)']),
-  audio: makeChart('chart-audio', 'Audio level', '0-100', ['mic']),
+  audio: makeChart('chart-audio', 'Audio level (as sent)', '0-100', ['mic', 'desktop']),
 };
 
 // A series per destination, made when it first appears (by its index and redacted URL).
@@ -66,7 +66,7 @@ function addStatistics(event) {
   addPoint(charts.queue, x, [event.queueMs]);
   addPoint(charts.dropped, x, [event.framesDropped]);
   addPoint(charts.cpu, x, [event.appCpu, event.systemCpu]);
-  addPoint(charts.audio, x, [event.micLevel]);
+  addPoint(charts.audio, x, [event.micLevel, event.desktopLevel]);
   for (const destination of event.destinations) {
     destinationSeries(charts.bitrate, 3, destination).data[charts.bitrate.data.labels.length - 1] = destination.sendBitrateKbps;
     destinationSeries(charts.queue, 1, destination).data[charts.queue.data.labels.length - 1] = destination.queueMs;

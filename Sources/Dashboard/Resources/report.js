@@ -43,6 +43,7 @@
   chart('chart-dropped', 'Frames dropped', 'per second', [{ label: 'dropped for congestion', points: s.framesDropped }]);
   chart('chart-cpu', 'CPU', '%', [{ label: 'LivePush (of one core)', points: s.appCpu },
                                   { label: 'system (of all cores)', points: s.systemCpu }]);
-  chart('chart-audio', 'Audio level', '0-100', [{ label: 'mic', points: s.micLevel }]);
+  chart('chart-audio', 'Audio level (as sent)', '0-100', [{ label: 'mic', points: s.micLevel },
+                                                          { label: 'desktop', points: s.desktopLevel }]);
   window.livepushReport = { ready: true };
 })();
