@@ -14,7 +14,7 @@ function makeChart(id, title, unit, series) {
     data: { labels: [], datasets: series.map((name, index) => dataset(name, index)) },
     options: {
       animation: false, responsive: true, maintainAspectRatio: false, spanGaps: true,
-      plugins: { title: { display: true, text: title } },
+      plugins: { title: { display: true, text: title }, legend: { labels: { boxWidth: 12, font: { size: 10 } } } },
       scales: { x: { title: { display: true, text: 's' } }, y: { beginAtZero: true, title: { display: true, text: unit } } },
       elements: { point: { radius: 0 } },
     },

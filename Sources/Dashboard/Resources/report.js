@@ -25,7 +25,7 @@
         borderColor: colours[index % colours.length], borderWidth: 1.5, pointRadius: 0 })) },
       options: {
         animation: false, responsive: true, maintainAspectRatio: false, parsing: false,
-        plugins: { title: { display: true, text: title } },
+        plugins: { title: { display: true, text: title }, legend: { labels: { boxWidth: 12, font: { size: 10 } } } },
         scales: { x: { type: 'linear', title: { display: true, text: 's' } },
                   y: { beginAtZero: true, title: { display: true, text: unit } } },
       },
