@@ -14,7 +14,8 @@ public final class ControlServer: @unchecked Sendable {
     private let listenFd: Int32
     private let running = NSLock()
     private var stopped = false
-    private var threadDone = DispatchSemaphore(value: 0)
+    private var started = false
+    private let threadDone = DispatchSemaphore(value: 0)
 
     /// Binds `path(name:)`; a live socket of the same name is never taken over (`groupInUse`-like
     /// error), a stale one from a crashed broadcast is replaced.
@@ -46,6 +47,7 @@ public final class ControlServer: @unchecked Sendable {
     }
 
     public func start() {
+        running.withLock { started = true }
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "livepush-control"
         thread.start()
@@ -53,12 +55,12 @@ public final class ControlServer: @unchecked Sendable {
 
     /// Stops accepting and removes the socket; connections being served end with the process.
     public func stop() {
-        let wasStopped = running.withLock { () -> Bool in
+        let (wasStopped, wasStarted) = running.withLock { () -> (Bool, Bool) in
             defer { stopped = true }
-            return stopped
+            return (stopped, started)
         }
         guard !wasStopped else { return }
-        threadDone.wait()
+        if wasStarted { threadDone.wait() }
         unlink(path)
         close(listenFd)
     }

@@ -17,6 +17,8 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
     /// The pusher whose destinations the statistics events list.
     public weak var pusher: LivePusher?
     private let lock = NSLock()
+    /// Held for a whole `emit`, so every sink gets the lines in `seq` order whichever thread emits.
+    private let order = NSLock()
     private var sinks: [ObjectIdentifier: any EventSink] = [:]
     private var sequence = 0
     private var recentStatistics: [String] = []
@@ -40,6 +42,8 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
 
     /// Writes an event of `type` with `fields` (texts redacted) to every sink.
     public func emit(_ type: String, _ fields: [String: Any] = [:]) {
+        order.lock()
+        defer { order.unlock() }
         let wallClock = Date()
         let line = lock.withLock { () -> (String, [any EventSink]) in
             sequence += 1

@@ -149,6 +149,9 @@ extension SharedScreen {
             let list = try ProcessRunner.run(livepush, ["ctl"])
             #expect(list.exitCode == 0 && list.standardOutput.split(separator: "\n").contains { $0 == broadcast.name },
                     "\(list)")
+            let noFile = try broadcast.ctl(["add", "--url-file", "/nonexistent/url"])
+            #expect(noFile.result.exitCode == 2 && noFile.result.standardError.contains(
+                "add --url-file: cannot read a URL from '/nonexistent/url'"), "\(noFile.result)")
             let unknown = try broadcast.ctl(["jump"])
             #expect(unknown.result.exitCode == 2 && unknown.result.standardError.contains("unknown command 'jump'"))
             #expect(unknown.answer?["ok"] as? Bool == false)
