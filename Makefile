@@ -52,6 +52,8 @@ bench: build
 # push benchmark (issue 6): livepush push, ffmpeg and GStreamer publishing to the test nginx-rtmp,
 # with PulseAudio (pipewire-pulse) for the peers' audio: inside a private test environment.
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
+# control benchmark (issue 14): control-socket round trip, preview JPEG, event line.
+	$(RELEASE_BIN)/livepush-bench control --runs 3
 
 # The fault script of issue 8 on one push, in a private test environment: 50 helper kills,
 # 5 hangs, 5 helpers that break the protocol mid-stream, 10 nginx restarts, then Ctrl-C. One line

@@ -74,7 +74,8 @@ let package = Package(
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture", "PipeWireScreen"]),
         .executableTarget(
             name: "livepush-bench",
-            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen"]),
+            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen",
+                           "LivePush", "Control"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 

@@ -65,13 +65,15 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
         for sink in line.1 { sink.write(line: line.0) }
     }
 
-    /// ISO 8601 in UTC with milliseconds.
-    static func timestamp(_ date: Date) -> String {
+    /// ISO 8601 in UTC with milliseconds. Called under `order` (one formatter, made once).
+    static func timestamp(_ date: Date) -> String { formatter.string(from: date) }
+
+    nonisolated(unsafe) private static let formatter: ISO8601DateFormatter = {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
-    }
+        return formatter
+    }()
 
     private static func sequence(of line: String) -> Int {
         guard let range = line.range(of: "\"seq\":") else { return 0 }
