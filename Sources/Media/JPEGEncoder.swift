@@ -53,13 +53,7 @@ public final class JPEGEncoder {
         defer { frame.frame.pointee.pict_type = savedType }
         try ffmpegCall("avcodec_send_frame(mjpeg)") { avcodec_send_frame(context, frame.frame) }
         var bytes: [UInt8] = []
-        while true {
-            let result = avcodec_receive_packet(context, packet)
-            if result == CFFmpeg_AVERROR(EAGAIN) || result == CFFmpeg_AVERROR_EOF() { break }
-            if result < 0 { throw .ffmpeg("avcodec_receive_packet(mjpeg)", result) }
-            defer { av_packet_unref(packet) }
-            bytes += UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))
-        }
+        try receiveEncodedPackets(context, packet, name: "mjpeg") { bytes += UnsafeBufferPointer(start: $0.data, count: Int($0.size)) }
         return bytes
     }
 }

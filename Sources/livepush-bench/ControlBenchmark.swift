@@ -14,16 +14,12 @@ enum ControlBenchmark {
         .value("runs", valueName: "N", help: "Runs; the median of each figure is printed (default 3)."),
     ]
 
-    struct Failure: Error, CustomStringConvertible { let description: String }
+    struct Unexpected: Error, CustomStringConvertible { let description: String }
 
     static func main(_ arguments: [String]) -> Never {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-        } catch {
-            Terminal.printError("livepush-bench control: \(error)")
-            Terminal.exit(.usage)
-        }
+        let parsed = ArgumentParser.parseOptionsOnly(
+            arguments, options: options, command: "livepush-bench control",
+            usage: "Usage: livepush-bench control [--count N] [--runs N]\n" + ArgumentParser.optionsHelp(options))
         let count = max(10, Int(parsed.value("count") ?? "500") ?? 500)
         let runs = max(1, Int(parsed.value("runs") ?? "3") ?? 3)
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
@@ -75,7 +71,7 @@ enum ControlBenchmark {
             let start = DispatchTime.now().uptimeNanoseconds
             let answer = try client.send(command: "status", args: [])
             times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
-            guard answer.hasPrefix("{\"command\":\"status\",\"ok\":true") else { throw Failure(description: answer) }
+            guard answer.hasPrefix("{\"command\":\"status\",\"ok\":true") else { throw Unexpected(description: answer) }
         }
         return times
     }
