@@ -178,6 +178,39 @@ extension SharedScreen {
             #expect(!FileManager.default.fileExists(atPath: try socketPath(broadcast.name)), "the socket is removed at the end")
         }
 
+        @Test(.timeLimit(.minutes(1)))
+        func withSeveralBroadcastsCtlListsThemAndAsksForAName() throws {
+            // A private runtime directory: only these two broadcasts are in it.
+            let runtime = privateRuntimeDirectory()
+            let environment = ["XDG_RUNTIME_DIR": runtime]
+            let arguments = ["push", try TestEnvironment.liveURL(key: UniqueName.make("several")), "--display",
+                             try TestEnvironment.display(), "--region", "0,0,320,240", "--resolution", "320x240",
+                             "--no-mic", "--quiet", "--duration", "60"]
+            let first = try LiveBroadcast(livepush: livepush, arguments, environment: environment)
+            let second = try LiveBroadcast(livepush: livepush, arguments.map { $0.contains("://") ? $0 + "b" : $0 },
+                                           environment: environment)
+            func ctl(_ words: [String]) throws -> CommandResult {
+                try ProcessRunner.run(livepush, ["ctl"] + words, environment: environment)
+            }
+            var listed: [String] = []
+            let deadline = Date().addingTimeInterval(15)
+            while listed.count < 2 && Date() < deadline {
+                listed = try ctl([]).standardOutput.split(separator: "\n").map(String.init)
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            #expect(listed == [first.name, second.name].sorted(), "\(listed)")
+            let ambiguous = try ctl(["status"])
+            #expect(ambiguous.exitCode == 1, "\(ambiguous)")
+            #expect(ambiguous.standardError.contains("several broadcasts are running: \(listed.joined(separator: ", ")); "
+                + "name one: livepush ctl NAME COMMAND"), "\(ambiguous)")
+            #expect(first.stop().exitCode == 0)
+            let alone = try ctl(["status"])
+            #expect(alone.exitCode == 0 && alone.standardOutput.contains("\"name\":\"\(second.name)\""), "\(alone)")
+            #expect(second.stop().exitCode == 0)
+            let none = try ctl(["status"])
+            #expect(none.exitCode == 1 && none.standardError.contains("no broadcast is running"), "\(none)")
+        }
+
         private func socketPath(_ name: String) throws -> String {
             try TestEnvironment.value("XDG_RUNTIME_DIR", of: .pipewire) + "/livepush/\(name).control"
         }
