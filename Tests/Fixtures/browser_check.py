@@ -13,6 +13,7 @@ Prints one JSON object with what it saw; exit status 0 unless the browser could 
 import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -113,6 +114,8 @@ class Browser:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
 
 
 # How many pixels of each canvas are drawn (not transparent): an empty chart has none.

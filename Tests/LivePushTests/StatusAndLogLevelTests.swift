@@ -74,8 +74,12 @@ import TestSupport
         _ = meter.take()
         Thread.sleep(forTimeInterval: 0.5)
         let loud = meter.take()
+        // The statistics carry the level as sent: a -15 dBFS tone is about 75 of 100.
+        #expect(waitFor(3) { (65...85).contains(pusher.status.statistics.desktopLevel) }, "\(pusher.status.statistics)")
+        #expect(pusher.status.statistics.micLevel == 0, "no microphone started")
         pusher.setMute(true, source: .desktop)
         #expect(pusher.status.mutedSources == [.desktop] && !pusher.status.muted)
+        #expect(waitFor(3) { pusher.status.statistics.desktopLevel == 0 }, "muted: \(pusher.status.statistics)")
         Thread.sleep(forTimeInterval: 0.3)
         _ = meter.take()
         Thread.sleep(forTimeInterval: 0.5)
