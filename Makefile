@@ -87,7 +87,14 @@ install: build
 	        echo "make install: $(RELEASE_BIN)/$$exe not built; not installed"; \
 	    fi; \
 	done
+	@# The dashboard's and the report's page files: livepush finds them beside itself (issue 14).
+	@if [ -d $(RELEASE_BIN)/LivePush_Dashboard.resources ]; then \
+	    rm -rf $(DESTDIR)$(PREFIX)/bin/LivePush_Dashboard.resources && \
+	    cp -R $(RELEASE_BIN)/LivePush_Dashboard.resources $(DESTDIR)$(PREFIX)/bin/ && \
+	    echo "installed $(DESTDIR)$(PREFIX)/bin/LivePush_Dashboard.resources"; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/livepush_capture.h $(PC_DIR)/livepush-capture.pc
 	rm -f $(DESTDIR)$(PREFIX)/bin/livepush $(DESTDIR)$(PREFIX)/bin/livepush-capture
+	rm -rf $(DESTDIR)$(PREFIX)/bin/LivePush_Dashboard.resources

@@ -44,9 +44,17 @@ public final class Dashboard: @unchecked Sendable {
         server.stop()
     }
 
-    /// The page's files (index.html, dashboard.js, dashboard.css, report.html, report.js).
+    /// The page's files (index.html, dashboard.js, dashboard.css, charts.js, report.html,
+    /// report.js): the resource bundle beside the executable (where `swift build` and `make
+    /// install` put it), else this source tree's copy. Nil when neither is there (an error, not a
+    /// crash as Bundle.module would be).
     public static var resourcesDirectory: String? {
-        Bundle.module.url(forResource: "Resources", withExtension: nil)?.path
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        let candidates = [
+            executable.appendingPathComponent("LivePush_Dashboard.resources/Resources").path,
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources").path,
+        ]
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/index.html") }
     }
 
     /// `[ADDR:]PORT` of `--dashboard`: the address (default 127.0.0.1) and port.
