@@ -1,4 +1,5 @@
 import Control
+import Foundation
 import Testing
 
 /// Parsing control commands: what a person types after `livepush ctl NAME`, and JSON requests.
@@ -50,6 +51,16 @@ struct ControlCommandTests {
             try ControlHandler.parseRequest("bitrate 800")
         }
         #expect(throws: ControlError.badRequest("no \"command\" string")) { try ControlHandler.parseRequest(#"{"args":[]}"#) }
+    }
+
+    @Test func jsonLinesAreSortedEscapedAndReadBackByJSONSerialization() throws {
+        let object: [String: Any] = ["b": 1, "a": "q\"uo\\te\n\u{1}é", "c": [true, false], "d": ["y": 2.5, "x": UInt64(7)],
+                                     "e": NSNull()]
+        let line = JSONLine.encode(object)
+        #expect(line == #"{"a":"q\"uo\\te\n\u0001é","b":1,"c":[true,false],"d":{"x":7,"y":2.5},"e":null}"#)
+        let back = try #require(JSONLine.decode(line))
+        #expect(back["a"] as? String == "q\"uo\\te\n\u{1}é")
+        #expect((back["d"] as? [String: Any])?["y"] as? Double == 2.5)
     }
 
     @Test func keysAreRedactedFromEveryURLInAText() {
