@@ -146,7 +146,6 @@ public enum ControlError: Error, Equatable, CustomStringConvertible, Sendable {
     case badRequest(String)
     /// The pusher refused the value (e.g. a bitrate below the minimum).
     case refused(command: String, reason: String)
-    case notRunning(String)
     case noBroadcast(directory: String)
     case severalBroadcasts([String])
     case cannotConnect(path: String, reason: String)
@@ -160,7 +159,6 @@ public enum ControlError: Error, Equatable, CustomStringConvertible, Sendable {
         case .invalidValue: -1502
         case .badRequest: -1503
         case .refused: -1504
-        case .notRunning: -1505
         case .noBroadcast: -1506
         case .severalBroadcasts: -1507
         case .cannotConnect: -1508
@@ -179,7 +177,6 @@ public enum ControlError: Error, Equatable, CustomStringConvertible, Sendable {
         case .badRequest(let reason):
             return "bad request: \(reason); send one JSON object per line, e.g. {\"command\":\"bitrate\",\"args\":[\"800\"]}"
         case .refused(let command, let reason): return "'\(command)' refused: \(reason)"
-        case .notRunning(let what): return "\(what) is not running"
         case .noBroadcast(let directory):
             return "no broadcast is running (no control socket in \(directory)); start one with 'livepush screen ...'"
         case .severalBroadcasts(let names):

@@ -69,8 +69,6 @@ public final class HTTPStream: @unchecked Sendable {
         if !wasClosed { onClose?() }
     }
 
-    public var isClosed: Bool { condition.withLock { closed } }
-
     /// Up to `max` bytes into `buffer`, waiting up to a second; -1 at the end.
     fileprivate func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
         condition.lock()
