@@ -10,8 +10,9 @@ extension SharedScreen {
     struct EventsTests {
         let livepush = BuiltProducts.path("livepush")
 
+        /// Debian's interpreter, which has Debian's python3-jsonschema (tools/bootstrap), whatever else is on PATH.
         private func validate(_ path: String) throws -> CommandResult {
-            try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/validate_events.py"),
+            try ProcessRunner.run("/usr/bin/python3", [Repository.path("Tests/Fixtures/validate_events.py"),
                                               Repository.path("docs/events.schema.json"), path])
         }
 
