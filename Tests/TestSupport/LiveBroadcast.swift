@@ -17,6 +17,8 @@ public final class LiveBroadcast: @unchecked Sendable {
                                           environment: environment)
     }
 
+    deinit { try? FileManager.default.removeItem(atPath: eventsPath) }
+
     /// `livepush ctl NAME WORDS...`: the result and the answer's JSON object (nil when stdout held none).
     @discardableResult
     public func ctl(_ words: [String]) throws -> (result: CommandResult, answer: [String: Any]?) {
