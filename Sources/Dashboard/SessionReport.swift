@@ -172,7 +172,7 @@ public struct SessionReport {
              "sendBitrateKbps": item.samples.map { [Self.round1($0.s), int($0.destination, "sendBitrateKbps")] },
              "queueMs": item.samples.map { [Self.round1($0.s), int($0.destination, "queueMs")] }]
         }
-        let marks: [[String: Any]] = events.filter { ["warning", "error"].contains(type($0)) }
+        let marks: [[String: Any]] = events.filter { ["warning", "error", "control"].contains(type($0)) }
             .map { ["s": Self.round1(seconds($0)), "kind": type($0)] }
         return JSONLine.encode(["series": seriesObject, "destinations": destinationsObject, "marks": marks])
     }

@@ -2,7 +2,7 @@
 'use strict';
 (function () {
   const data = JSON.parse(document.getElementById('report-data').textContent);
-    const marks = data.marks;  // seconds of each warning and error
+    const marks = data.marks;  // seconds of each warning, error and control command
   const markPlugin = {
     id: 'marks',
     afterDatasetsDraw(chart) {
@@ -11,7 +11,9 @@
       for (const mark of marks) {
         const position = x.getPixelForValue(mark.s);
         if (position < area.left || position > area.right) continue;
-        context.strokeStyle = mark.kind === 'error' ? 'rgba(176,0,32,0.6)' : 'rgba(161,92,0,0.5)';
+        context.strokeStyle = mark.kind === 'error' ? 'rgba(176,0,32,0.6)'
+          : mark.kind === 'control' ? 'rgba(31,119,180,0.6)' : 'rgba(161,92,0,0.5)';
+        context.setLineDash(mark.kind === 'control' ? [4, 3] : []);
         context.beginPath(); context.moveTo(position, area.top); context.lineTo(position, area.bottom); context.stroke();
       }
       context.restore();
@@ -33,7 +35,7 @@
     });
   }
   const s = data.series;
-  chart('chart-bitrate', 'Bitrate (warnings and errors marked)', 'kbps', [
+  chart('chart-bitrate', 'Bitrate (errors red, warnings orange, commands blue dashed)', 'kbps', [
     { label: 'encoder target', points: s.encoderBitrateKbps }, { label: 'encoded video', points: s.videoBitrateKbps },
     { label: 'sent (all)', points: s.sendBitrateKbps },
   ].concat(data.destinations.map((d) => ({ label: d.label, points: d.sendBitrateKbps }))));
