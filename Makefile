@@ -54,6 +54,8 @@ bench: build
 # push benchmark (issue 6): livepush push, ffmpeg and GStreamer publishing to the test nginx-rtmp,
 # with PulseAudio (pipewire-pulse) for the peers' audio: inside a private test environment.
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
+# control benchmark (issue 14): control-socket round trip, preview JPEG, event line.
+	$(RELEASE_BIN)/livepush-bench control --runs 3
 
 # The fault script of issue 8 on one push, in a private test environment: 50 helper kills,
 # 5 hangs, 5 helpers that break the protocol mid-stream, 10 nginx restarts, then Ctrl-C. One line
@@ -106,6 +108,12 @@ install-files:
 	$(INSTALL) -d $(USER_UNIT_DIR)
 	sed -e 's|/usr/bin/livepush|$(PREFIX)/bin/livepush|g' tools/package/livepush@.service > $(USER_UNIT_DIR)/livepush@.service
 	chmod 644 $(USER_UNIT_DIR)/livepush@.service
+	@# The dashboard's and the report's page files: livepush finds them beside itself (issue 14).
+	@if [ -d $(RELEASE_BIN)/LivePush_Dashboard.resources ]; then \
+	    rm -rf $(DESTDIR)$(PREFIX)/bin/LivePush_Dashboard.resources && \
+	    cp -R $(RELEASE_BIN)/LivePush_Dashboard.resources $(DESTDIR)$(PREFIX)/bin/ && \
+	    echo "installed $(DESTDIR)$(PREFIX)/bin/LivePush_Dashboard.resources"; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/livepush_capture.h $(PC_DIR)/livepush-capture.pc
@@ -115,6 +123,7 @@ uninstall:
 	rm -f $(ZSH_COMPLETION_DIR)/_livepush $(ZSH_COMPLETION_DIR)/_livepush-capture
 	rm -f $(USER_UNIT_DIR)/livepush@.service
 	rm -rf $(DOC_DIR)
+	rm -rf $(DESTDIR)$(PREFIX)/bin/LivePush_Dashboard.resources
 
 # A Debian package with the Swift runtime linked in (tools/package/build-deb), and its test on a
 # fresh Debian 12 made with debootstrap, which never saw the toolchain (tools/package/test-deb).

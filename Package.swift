@@ -74,21 +74,31 @@ let package = Package(
         // Sound processing: noise suppression (speexdsp), voice activity (issue 17).
         .target(name: "AudioProcessing", dependencies: ["CSpeexDSP"]),
         .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "SRT", "AudioCapture",
-                                                 "AudioProcessing"]),
+                                                 "AudioProcessing", "CommandLineSupport"]),
+
+        // Steering and watching a broadcast: control socket, JSON events (issue 14).
+        .target(name: "Control", dependencies: ["LivePush", "CaptureLink", "CLinuxShim", "RTMP"]),
+        // libmicrohttpd (Debian's libmicrohttpd-dev): shims for its variadic start and its macros.
+        .target(name: "CMicroHTTPD", linkerSettings: [.linkedLibrary("microhttpd")]),
+        // The dashboard's HTTP server; libmicrohttpd's types stay inside.
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        // The live dashboard (page and Chart.js served from disk) and the session report.
+        .target(name: "Dashboard", dependencies: ["Control", "HTTPServer", "LivePush"],
+                resources: [.copy("Resources")]),
 
         // MARK: Executables.
 
         .executableTarget(
             name: "livepush",
             dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "RTMP", "ScreenCapture",
-                           "AudioCapture"]),
+                           "AudioCapture", "Control", "Dashboard"]),
         .executableTarget(
             name: "livepush-capture",
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture", "PipeWireScreen"]),
         .executableTarget(
             name: "livepush-bench",
             dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen",
-                           "AudioProcessing"]),
+                           "AudioProcessing", "LivePush", "Control"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 
@@ -100,6 +110,7 @@ let package = Package(
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "TestSupport"]),
+        .testTarget(name: "ControlTests", dependencies: ["Control", "LivePush", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(

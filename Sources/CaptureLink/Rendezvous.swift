@@ -147,7 +147,9 @@ public struct Rendezvous: Sendable, Equatable {
         return fd
     }
 
-    private func preparePrivateDirectory() throws(Failure) {
+    /// Creates `directory` (mode 0700) if needed and checks that it is this user's and private
+    /// (also used for the control sockets beside the group sockets).
+    public func preparePrivateDirectory() throws(Failure) {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw .system(SystemCallError("mkdir", errno: errno), path: directory)
         }

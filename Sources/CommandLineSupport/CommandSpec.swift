@@ -23,10 +23,12 @@ public struct Example: Sendable {
     }
 }
 
-/// What a positional argument is, for completion: a file, or words a user types.
+/// What a positional argument is, for completion: a file, words a user types, or one of fixed
+/// words (`livepush ctl`'s verbs).
 public enum ArgumentKind: Sendable, Equatable {
     case file
     case words
+    case choices([String])
 }
 
 /// One subcommand (`livepush screen`), or the whole program when it has none (`livepush-capture`).

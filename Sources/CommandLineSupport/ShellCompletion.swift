@@ -45,6 +45,8 @@ public enum ShellCompletion {
                 elif [[ $arguments == file ]]; then
                     compopt -o filenames 2>/dev/null
                     COMPREPLY=($(compgen -f -- "$cur"))
+                elif [[ $arguments == choices:* ]]; then
+                    COMPREPLY=($(compgen -W "${arguments#choices:}" -- "$cur"))
                 fi
                 return 0
             }
@@ -77,7 +79,11 @@ public enum ShellCompletion {
             body += "\(indent)case $prev in\n" + cases.joined(separator: "\n") + "\n\(indent)esac\n"
         }
         body += "\(indent)options=\"\(command.options.flatMap(optionWords).joined(separator: " "))\"\n"
-        body += "\(indent)arguments=\(command.arguments == .file ? "file" : "words")\n"
+        switch command.arguments {
+        case .file: body += "\(indent)arguments=file\n"
+        case .words: body += "\(indent)arguments=words\n"
+        case .choices(let words): body += "\(indent)arguments=\"choices:\(words.joined(separator: " "))\"\n"
+        }
         return body
     }
 
@@ -137,7 +143,11 @@ public enum ShellCompletion {
 
     private static func zshSpecs(_ command: CommandSpec, program: ProgramSpec, indent: String = "        ") -> String {
         var specs = command.options.flatMap { zshOptionSpecs($0, program: program) }
-        specs.append(quoted(command.arguments == .file ? "*:file:_files" : "*:argument: "))
+        switch command.arguments {
+        case .file: specs.append(quoted("*:file:_files"))
+        case .words: specs.append(quoted("*:argument: "))
+        case .choices(let words): specs.append(quoted("*:command:(\(words.joined(separator: " ")))"))
+        }
         return specs.map { indent + $0 }.joined(separator: " \\\n")
     }
 

@@ -81,6 +81,11 @@ final class AudioPipeline: @unchecked Sendable {
         var sources: [AudioSourceKind: SourceQueue] = [:]
         var volumes: [AudioSourceKind: Float] = [:]
         var muted = false
+        /// Sources muted one by one (`setMuted(_:source:)`); `muted` silences the whole mix.
+        var mutedSources: Set<AudioSourceKind> = []
+        /// Each source's mean square as sent (after volume and mute), summed per frame since `takeLevels`.
+        var sentEnergy: [AudioSourceKind: Double] = [:]
+        var sentFrames = 0
         var levelIntervalMs = 0
         var sawFirstSamples = false
         var framesMixed = 0
@@ -125,8 +130,38 @@ final class AudioPipeline: @unchecked Sendable {
     /// Silence instead of the mix; frames keep flowing so timestamps stay continuous.
     func setMuted(_ muted: Bool) { state.withLock { $0.muted = muted } }
 
+    /// Silence instead of one source (its level is still measured); the others go on.
+    func setMuted(_ muted: Bool, source: AudioSourceKind) {
+        state.withLock { state in
+            if muted { state.mutedSources.insert(source) } else { state.mutedSources.remove(source) }
+        }
+    }
+
+    /// The mute switches and volumes (percent) set now.
+    var controls: AudioControls {
+        state.withLock { state in
+            AudioControls(allMuted: state.muted, mutedSources: state.mutedSources,
+                          volumePercent: Dictionary(uniqueKeysWithValues: AudioSourceKind.allCases.map {
+                              ($0, Int(((state.volumes[$0] ?? 1) * 100).rounded()))
+                          }))
+        }
+    }
+
     /// Reports the microphone's level every `intervalMs` (0 stops).
     func setLevelInterval(ms intervalMs: Int) { state.withLock { $0.levelIntervalMs = max(0, intervalMs) } }
+
+    /// Each source's level as sent (after its volume and mute), 0...100, over the frames mixed since
+    /// the last call; sources with no samples are absent.
+    func takeLevels() -> [AudioSourceKind: Int] {
+        state.withLock { state in
+            defer {
+                state.sentEnergy = [:]
+                state.sentFrames = 0
+            }
+            let frames = Double(max(1, state.sentFrames))
+            return state.sentEnergy.mapValues { Self.level(meanSquare: $0 / frames) }
+        }
+    }
 
     /// Frames mixed and AAC bytes encoded since the start.
     var counters: (frames: Int, bytes: Int) { state.withLock { ($0.framesMixed, $0.bytesEncoded) } }
@@ -222,16 +257,24 @@ final class AudioPipeline: @unchecked Sendable {
             frames[.microphone] = mic
             micEnergy = mic.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(settings.channels)
         }
-        let (volumes, muted, levelIntervalMs) = state.withLock { state in
+        let (volumes, mutedSources, muted, levelIntervalMs) = state.withLock { state in
             state.framesMixed += 1
-            return (state.volumes, state.muted, state.levelIntervalMs)
+            return (state.volumes, state.mutedSources, state.muted, state.levelIntervalMs)
         }
         var mix = [Float](repeating: 0, count: count)
+        // Each source's level as sent (after its volume and mute), for the statistics.
+        var sentEnergy: [AudioSourceKind: Double] = [:]
         for kind in AudioSourceKind.allCases {
             guard let samples = frames[kind], samples.count == count else { continue }
-            let volume = volumes[kind] ?? 1
+            let volume = mutedSources.contains(kind) ? 0 : volumes[kind] ?? 1
             for index in 0..<count { mix[index] += samples[index] * volume }
             if kind == .music, let onMusicFrame { onMusicFrame(samples.map { $0 * volume }) }
+            let sent = muted ? 0 : Double(volume * volume) * samples.reduce(0.0) { $0 + Double($1) * Double($1) }
+            sentEnergy[kind] = sent / Double(count)
+        }
+        state.withLock { state in
+            for (kind, energy) in sentEnergy { state.sentEnergy[kind, default: 0] += energy }
+            state.sentFrames += 1
         }
         if muted {
             for index in 0..<count { mix[index] = 0 }

@@ -2,6 +2,7 @@ import CaptureLink
 import Foundation
 import Media
 import RTMP
+import Synchronization
 
 /// Why the pusher could not start something.
 public enum LivePushError: Error, CustomStringConvertible {
@@ -33,7 +34,7 @@ public final class LivePusher: @unchecked Sendable {
     var pipeline: VideoPipeline?
     var audioPipeline: AudioPipeline?
     private var microphone: Microphone?
-    private var recording: LocalRecording?
+    var recording: LocalRecording?
     /// The live push destinations, those that gave up (for reconnectPush and restartPush), and
     /// what the stopped ones carried.
     var pushes: [RTMPOutput] = []
@@ -46,12 +47,17 @@ public final class LivePusher: @unchecked Sendable {
     private var lastSystemTicks: (busy: UInt64, total: UInt64)?
     var bitrateController: BitrateController
     /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
-    private var userPaused = false
+    var userPaused = false
     private var helperPaused = false
     /// A helper (re)started: the screen comes back with its first frame.
     private var helperReturning = false
     /// The audio controls the user set, kept for a pipeline that does not exist yet.
-    private var audioControls = AudioControls()
+    private var audioControls = PendingAudioControls()
+    /// Each destination's latest status and figures (`status`, LivePusherStatus.swift).
+    var destinationStatus: [ObjectIdentifier: PushStatus] = [:]
+    var destinationFigures: [ObjectIdentifier: RTMPOutputFigures] = [:]
+    /// `snapshotJPEG`'s picture and encoder, made on first use.
+    let snapshotter = Mutex<Snapshotter?>(nil)
     /// Since when the network has carried less than the minimum bitrate (ns), if it has.
     private var networkPoorSinceNs: UInt64?
     /// Background music, external PCM, noise suppression, voice activity, ear monitoring
@@ -339,7 +345,7 @@ public final class LivePusher: @unchecked Sendable {
     }
 
     /// Keeps an audio control and applies it to the pipeline, now or when it starts.
-    private func changeAudio(_ change: (inout AudioControls) -> Void) {
+    func changeAudio(_ change: (inout PendingAudioControls) -> Void) {
         lock.withLock {
             change(&audioControls)
             if let audioPipeline { audioControls.apply(to: audioPipeline) }
@@ -482,6 +488,7 @@ public final class LivePusher: @unchecked Sendable {
         let counters = pipeline.counters
         let audioBytes = audioPipeline?.counters.bytes ?? 0
         let outputs = pushes.map { $0.takeFigures() }
+        for (output, figures) in zip(pushes, outputs) { destinationFigures[ObjectIdentifier(output)] = figures }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpuSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
@@ -528,6 +535,9 @@ public final class LivePusher: @unchecked Sendable {
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
         updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)
         figures.encoderBitrateKbps = bitrateController.currentKbps
+        let levels = audioPipeline?.takeLevels() ?? [:]
+        figures.micLevel = levels[.microphone] ?? 0
+        figures.desktopLevel = levels[.desktop] ?? 0
         latestStatistics = figures
         lock.unlock()
         let snapshot = figures
@@ -575,14 +585,17 @@ private final class EndpointBox: @unchecked Sendable {
 }
 
 /// The audio controls of `LivePusher`, applied to its audio pipeline whenever one runs.
-private struct AudioControls {
+struct PendingAudioControls {
     var volumesPercent: [AudioSourceKind: Int] = [:]
     var muted = false
+    /// Each source's own mute switch (`setMute(_:source:)`).
+    var mutedSources: [AudioSourceKind: Bool] = [:]
     var levelIntervalMs = 0
 
     func apply(to pipeline: AudioPipeline) {
         for (source, percent) in volumesPercent { pipeline.setVolume(percent, for: source) }
         pipeline.setMuted(muted)
+        for (source, muted) in mutedSources { pipeline.setMuted(muted, source: source) }
         pipeline.setLevelInterval(ms: levelIntervalMs)
     }
 }

@@ -124,6 +124,10 @@ public struct LivePusherStatistics: Equatable, Sendable {
     public var srtPacketsRetransmitted: Int = 0
     public var srtPacketsDropped: Int = 0
     public var srtSendRateKbps: Int = 0
+    /// The microphone's and the desktop audio's level as sent (after volume and mute) over the
+    /// last second: 0 (silence, −60 dBFS and below) to 100 (full scale).
+    public var micLevel: Int = 0
+    public var desktopLevel: Int = 0
     public init() {}
 }
 

@@ -60,7 +60,9 @@ extension LivePusher {
                                 extraInfo: ["url": redacted]) }
             return -1
         }
+        let outputID = ObjectIdentifier(output)
         output.onStatus = { [weak self] status, message in
+            if let self { self.lock.withLock { self.destinationStatus[outputID] = status } }
             self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: ["url": redacted]) }
         }
         output.onRetry = { [weak self] error, attempt in

@@ -73,6 +73,9 @@ final class VideoPipeline: @unchecked Sendable {
     var onFirstFrame: (@Sendable () -> Void)?
     /// Called on the pipeline thread when the encoder fails.
     var onEncoderError: (@Sendable (MediaError) -> Void)?
+    /// Where the next outgoing picture is copied for a preview (`capturePreview`), under `preview`.
+    private let preview = NSCondition()
+    private var previewTarget: VideoFrame?
 
     struct State {
         var sinks: [ObjectIdentifier: EncodedMediaSink] = [:]
@@ -174,6 +177,31 @@ final class VideoPipeline: @unchecked Sendable {
         state.withLock { ($0.framesEncoded, $0.framesRepeated, $0.framesSkipped, $0.bytesEncoded) }
     }
 
+    /// Copies the next picture sent (the screen or the placeholder shown) into `target`, which
+    /// has the output size; false when none was sent within `timeoutMs`. One caller at a time.
+    func capturePreview(into target: VideoFrame, timeoutMs: Int) -> Bool {
+        preview.lock()
+        defer { preview.unlock() }
+        previewTarget = target
+        let deadline = Date(timeIntervalSinceNow: Double(timeoutMs) / 1000)
+        while previewTarget != nil {
+            if !preview.wait(until: deadline) {
+                previewTarget = nil
+                return false
+            }
+        }
+        return true
+    }
+
+    private func copyPreview(from frame: VideoFrame) {
+        preview.lock()
+        defer { preview.unlock() }
+        guard let target = previewTarget else { return }
+        target.copyPicture(from: frame)
+        previewTarget = nil
+        preview.broadcast()
+    }
+
     /// Frames that showed a placeholder, since the start.
     var framesPlaceholder: Int { state.withLock { $0.framesPlaceholder } }
 
@@ -220,6 +248,7 @@ final class VideoPipeline: @unchecked Sendable {
                 state.withLock { $0.bitrateKbps = newBitrateKbps }
             }
             encodeAndDeliver(wanted == nil ? picture : placeholder, pts: Int64(tick), forceKeyframe: forceKeyframe)
+            copyPreview(from: wanted == nil ? picture : placeholder)
             // Next frame; when behind by more than a frame, skip ticks rather than burst, so
             // timestamps stay on the clock.
             tick += 1

@@ -118,15 +118,10 @@ public final class H264Encoder {
             try ffmpegCall("avcodec_send_frame(flush)") { avcodec_send_frame(context, nil) }
         }
         var packets: [EncodedVideoPacket] = []
-        while true {
-            let result = avcodec_receive_packet(context, packet)
-            if result == CFFmpeg_AVERROR(EAGAIN) || result == CFFmpeg_AVERROR_EOF() { break }
-            if result < 0 { throw .ffmpeg("avcodec_receive_packet", result) }
-            defer { av_packet_unref(packet) }
+        try receiveEncodedPackets(context, packet, name: settings.encoder.rawValue) { packet in
             packets.append(EncodedVideoPacket(
-                data: Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))),
-                pts: packet.pointee.pts, dts: packet.pointee.dts,
-                isKeyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0))
+                data: Array(UnsafeBufferPointer(start: packet.data, count: Int(packet.size))),
+                pts: packet.pts, dts: packet.dts, isKeyframe: packet.flags & AV_PKT_FLAG_KEY != 0))
         }
         return packets
     }

@@ -26,6 +26,19 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+/// Takes every packet the encoder `context` has ready (avcodec_receive_packet until EAGAIN or
+/// EOF) and hands each to `body` before unreferencing it; `name` names the encoder in errors.
+func receiveEncodedPackets(_ context: UnsafeMutablePointer<AVCodecContext>, _ packet: UnsafeMutablePointer<AVPacket>,
+                           name: String, _ body: (AVPacket) -> Void) throws(MediaError) {
+    while true {
+        let result = avcodec_receive_packet(context, packet)
+        if result == CFFmpeg_AVERROR(EAGAIN) || result == CFFmpeg_AVERROR_EOF() { return }
+        if result < 0 { throw .ffmpeg("avcodec_receive_packet(\(name))", result) }
+        defer { av_packet_unref(packet) }
+        body(packet.pointee)
+    }
+}
+
 /// Runs an FFmpeg call that returns a negative code on failure.
 @discardableResult
 func ffmpegCall(_ name: String, _ body: () -> Int32) throws(MediaError) -> Int32 {

@@ -11,6 +11,7 @@ let usage = """
            livepush-bench pipewire --producer PATH [--seconds N] [--runs N]
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
+           livepush-bench control [--count N] [--runs N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -61,6 +62,12 @@ let usage = """
       gstreamer push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
       push ratios cpu_vs_ffmpeg=<x.xx> latency_p50_vs_gstreamer=<x.xx>
     --self-test checks the time code round trip (painter, x11grab, decoder) on the display.
+
+    control: a LivePusher at 1080p30 with its control socket; `status` requests from a client, the
+    dashboard's preview JPEG of a 1080p test picture, and one statistics event line:
+      control status round_trip_us_p50=<n> round_trip_us_p99=<n>
+      control preview 1920x1080 jpeg_ms_p50=<n> jpeg_bytes=<n>
+      control events statistics_line_us=<n>
     """
 
 switch arguments.first {
@@ -80,6 +87,8 @@ case "wake-floor-sender":
     WakeFloor.send(Array(arguments.dropFirst()))
 case "soak":
     SoakBenchmark.main(Array(arguments.dropFirst()))
+case "control":  // ControlBenchmark.swift (issue 14)
+    ControlBenchmark.main(Array(arguments.dropFirst()))
 case "link-helper":
     LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
 case "-h", "--help":

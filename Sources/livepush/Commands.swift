@@ -24,7 +24,7 @@ enum Commands {
             """,
         globalOptions: topLevelOptions,
         commands: [ScreenCommand.spec("screen"), ScreenCommand.spec("push"), ScreenCommand.spec("record"),
-                   Devices.spec, Doctor.spec, CheckHelper.spec],
+                   Devices.spec, Doctor.spec, CheckHelper.spec, ControlCommandLine.spec, ReportCommand.spec],
         exitStatus: [
             Entry("0", "Success: the broadcast or recording ended as asked (Ctrl-C, --duration), or a check passed."),
             Entry("1", "A failure at run time: nothing could be recorded or pushed, a check failed, "

@@ -23,6 +23,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     let audio: AudioChoice
     let quiet: Bool
     let durationSeconds: Double?
+    /// Control socket, events, log level (SessionWatch.swift).
+    let watch: WatchOptions
     private let done = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var statistics = LivePusherStatistics()
@@ -40,12 +42,14 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private var startedNs: UInt64 = 0
     /// What each destination carried, read once the push stopped.
     private var pushTotals: [PushTotals] = []
+    private var summaryToStderr = false
     /// The helper this run started and supervises, if any.
     private var supervisor: HelperSupervisor?
 
     init(config: LivePushConfig, output: String?, pushURLs: [String], group: String, audio: AudioChoice, quiet: Bool,
-         durationSeconds: Double?)
+         durationSeconds: Double?, watch: WatchOptions = WatchOptions())
     {
+        self.watch = watch
         self.config = config
         self.output = output
         self.pushURLs = pushURLs
@@ -57,14 +61,21 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     func run(startHelper: Bool, helperArguments: [String], helperExecutable: String? = nil) -> Terminal.ExitCode {
         let pusher: LivePusher
+        let watching = SessionWatch(options: watch, downstream: self)
         do {
-            pusher = try LivePusher(config: config, observer: self)
+            try watching.openEvents()
+            pusher = try LivePusher(config: config, observer: watching.hub)
             try pusher.startScreenCapture(group: group, audio: audio.hasAudio)
         } catch {
             Terminal.printError("livepush: \(error)")
             return .failure
         }
         lock.withLock { startedNs = DispatchTime.now().uptimeNanoseconds }
+        lock.withLock { summaryToStderr = watching.eventsOnStdout }
+        let (notes, warnings) = watching.start(pusher: pusher, group: group, config: config)
+        for line in notes { note(line, level: line.hasPrefix("dashboard:") ? .error : .info) }
+        for line in warnings { note("warning: " + line, level: .warning) }
+        if audio.hasAudio { pusher.enableVolumeEvaluation(intervalMs: 1000) }
         if audio.microphone {
             // Without a microphone the stream goes on with silence; the warning says why.
             pusher.startMicrophone(name: audio.microphoneName)
@@ -115,7 +126,9 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         helper?.stop()
         pusher.destroy()
         lock.withLock { pushTotals = pusher.pushTotals }
+        let reportLine = watching.finish()
         signals.forEach { $0.cancel() }
+        defer { if let reportLine { say(reportLine) } }
         return summarize()
     }
 
@@ -209,7 +222,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         for total in totals {
             // How long it published and what it sent, as the recording's line says it.
             let carried = "\(Self.clock(total.publishedMs)) (\(Self.size(total.bytesSent)))"
-            print(failedURLs.contains(total.url) ? "Push to \(total.url) failed after publishing \(carried)"
+            say(failedURLs.contains(total.url) ? "Push to \(total.url) failed after publishing \(carried)"
                 : "Pushed \(carried) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps to \(total.url)")
         }
         if let output {
@@ -221,13 +234,20 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
                 return .failure
             }
             let bytes = ((try? FileManager.default.attributesOfItem(atPath: output)[.size]) as? Int64) ?? 0
-            print("Recorded \(Self.clock(ms)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
+            say("Recorded \(Self.clock(ms)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
                 + "to \(output) (\(Self.size(bytes)))")
         }
         return pushFailed ? .failure : .success
     }
 
-    private func note(_ line: String) {
+    /// The run's summary: stdout, or stderr when the events go to stdout (`--events -`).
+    private func say(_ line: String) {
+        if lock.withLock({ summaryToStderr }) { Terminal.printError(line) } else { print(line) }
+    }
+
+    /// A line for the user at `level` (shown when `--log-level` is that or more).
+    private func note(_ line: String, level: LivePushLogLevel = .info) {
+        guard LivePush.logLevel >= level else { return }
         let prefix = lock.withLock { statusShown } ? "\n" : ""
         Terminal.printError(prefix + "livepush: " + line)
     }
@@ -252,14 +272,17 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     // MARK: LivePusherObserver
 
-    func onWarning(code: Int32, message: String, extraInfo: [String: String]) { note("warning: \(message)") }
+    func onWarning(code: Int32, message: String, extraInfo: [String: String]) { note("warning: \(message)", level: .warning) }
 
     func onError(code: Int32, message: String, extraInfo: [String: String]) {
-        note("error: \(message)")
+        note("error: \(message)", level: .error)
         if LivePushErrorCode.isPushFailure(code) || code == LivePushErrorCode.invalidURL {
             // One destination failing leaves the others and the recording running; the run ends
             // when nothing is left to do.
             let allFailed = lock.withLock { () -> Bool in
+                // A destination added over the control socket failing ends nothing: only the run's own count.
+                let own = Set(pushURLs.compactMap { try? PushDestination($0).description })
+                guard extraInfo["url"].map(own.contains) ?? true else { return false }
                 pushFailed = true
                 if let url = extraInfo["url"] { failedPushURLs.insert(url) }
                 return failedPushURLs.count >= pushURLs.count || extraInfo["url"] == nil

@@ -89,6 +89,7 @@ enum ScreenCommand {
         sections.append(OptionSection("Audio options", audioOptions))
         if command == "push" { sections.append(OptionSection("Recording", [recordOption])) }
         sections.append(OptionSection("Encoding options", ConfigOptions.specs))
+        sections.append(OptionSection("Steer and watch (docs/control.md, docs/events.md)", WatchOptions.specs))
         return CommandSpec(name: command, summary: summary, synopsis: [synopsis], description: description,
                            sections: sections, arguments: command == "push" ? .words : .file, examples: examples)
     }
@@ -98,13 +99,14 @@ enum ScreenCommand {
     static let groupOption = OptionSpec.value("group", valueName: "NAME", help: "The group helpers connect to.")
 
     static func main(_ command: String, _ arguments: [String]) -> Never {
-        let specs = runOptions + ConfigOptions.specs + audioOptions
+        let specs = runOptions + ConfigOptions.specs + audioOptions + WatchOptions.specs
             + (command == "record" ? [groupOption] : captureOptions + [helperOption])
             + (command == "push" ? [recordOption, groupOption] : [])
         let parsed: ParsedArguments
         let config: LivePushConfig
         var fromFile = BroadcastSettings()
         var pushURLs: [String] = []
+        let watch: WatchOptions
         do {
             parsed = try ArgumentParser.parse(arguments, options: specs)
             if parsed.has("help") {
@@ -114,6 +116,7 @@ enum ScreenCommand {
             let loaded = try parsed.value("config").map(BroadcastFile.load)
             if let loaded { fromFile = loaded.broadcast }
             config = try ConfigOptions.config(from: parsed, file: loaded?.encoding)
+            watch = try WatchOptions.parse(parsed)
             let files = parsed.positionals.filter { !isURL($0) }
             if command == "push", let file = files.first {
                 // A mistyped URL ("rtmp:/host/app/KEY") may hold a key: show only what comes before its path.
@@ -172,7 +175,8 @@ enum ScreenCommand {
             Terminal.exit(.success)
         }
         let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group, audio: audio,
-                                       quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init))
+                                       quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init),
+                                       watch: watch)
         Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments,
                                   helperExecutable: parsed.value("helper")))
     }

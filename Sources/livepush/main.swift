@@ -21,6 +21,10 @@ case "check-helper":
     CheckHelper.main(Array(arguments.dropFirst()))
 case "devices":  // Devices.swift (audio capture)
     Devices.main(Array(arguments.dropFirst()))
+case "ctl":  // ControlCommandLine.swift (issue 14)
+    ControlCommandLine.main(Array(arguments.dropFirst()))
+case "report":  // ReportCommand.swift (issue 14)
+    ReportCommand.main(Array(arguments.dropFirst()))
 case let option where option.hasPrefix("-"):
     do {
         let parsed = try ArgumentParser.parse(arguments, options: topLevelOptions)

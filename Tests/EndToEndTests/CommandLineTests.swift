@@ -31,7 +31,8 @@ import TestSupport
         let start = try #require(lines.firstIndex(of: "Commands:"))
         let commandLines = lines[(start + 1)...].prefix { $0.hasPrefix("  ") }
         let commands = commandLines.map { String($0.dropFirst(2).prefix { $0 != " " }) }
-        #expect(Set(commands).isSuperset(of: ["screen", "push", "record", "devices", "doctor", "check-helper"]))
+        #expect(Set(commands).isSuperset(of: ["screen", "push", "record", "devices", "doctor", "check-helper", "ctl",
+                                              "report"]))
         for (command, line) in zip(commands, commandLines) {
             #expect(line.dropFirst(2 + command.count).trimmingCharacters(in: .whitespaces).count > 10,
                     "'\(command)' has no summary")
@@ -50,7 +51,8 @@ import TestSupport
         let commandsStart = try #require(help.firstIndex(of: "Commands:"))
         let commands = help[(commandsStart + 1)...].prefix { $0.hasPrefix("  ") }
             .compactMap { $0.split(separator: " ").first.map(String.init) }
-        #expect(Array(commands.prefix(6)) == ["screen", "push", "record", "devices", "doctor", "check-helper"], "\(commands)")
+        #expect(commands == ["screen", "push", "record", "devices", "doctor", "check-helper", "ctl", "report"],
+                "\(commands)")
         let examplesStart = try #require(help.firstIndex(of: "Examples:"))
         let examples = help[(examplesStart + 1)...].filter { $0.hasPrefix("  livepush ") }
             .map { $0.split(separator: " ").dropFirst().map(String.init) }

@@ -1,0 +1,188 @@
+import Foundation
+
+/// One command of the control socket (docs/control.md), parsed from the words a person types
+/// after `livepush ctl [NAME]` or from the `command` and `args` of a JSON request.
+public enum ControlCommand: Equatable, Sendable {
+    case status
+    case pause
+    case resume
+    case mute(ControlAudioTarget)
+    case unmute(ControlAudioTarget)
+    case volume(ControlAudioSource, percent: Int)
+    case bitrate(kbps: Int)
+    case minBitrate(kbps: Int)
+    case add(url: String)
+    case remove(index: Int)
+    case reconnect
+    /// Streams the JSON events (docs/events.md) until the client hangs up.
+    case events
+
+    /// Every verb with its arguments, for help texts and error messages.
+    public static let verbs: [(verb: String, arguments: String, help: String)] = [
+        ("status", "", "What the broadcast does now: capture, pause, audio, bitrates, every destination, statistics."),
+        ("pause", "", "Send the pause picture instead of the screen (audio goes on)."),
+        ("resume", "", "The screen again."),
+        ("mute", "[mic|desktop|all]", "Silence the microphone, the desktop audio or everything (default all)."),
+        ("unmute", "[mic|desktop|all]", "Undo mute."),
+        ("volume", "mic|desktop PERCENT", "A source's volume, 0 to 400 (100: as captured)."),
+        ("bitrate", "KBPS", "The target video bitrate, 100 to 50000 (auto bitrate climbs back to it)."),
+        ("min-bitrate", "KBPS", "The lowest video bitrate auto bitrate goes down to."),
+        ("add", "URL | --url-file FILE", "Push to one more RTMP destination."),
+        ("remove", "N", "Stop pushing to destination N (as 'status' numbers them, from 0)."),
+        ("reconnect", "", "Drop every RTMP connection and connect again."),
+        ("events", "", "Stream the JSON events (one per line) until Ctrl-C."),
+    ]
+
+    /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
+    /// word that is wrong and what would be right.
+    public static func parse(_ words: [String]) throws(ControlError) -> ControlCommand {
+        guard let verb = words.first else { throw .unknownCommand("", known: verbNames) }
+        let args = Array(words.dropFirst())
+        func noArguments(_ command: ControlCommand) throws(ControlError) -> ControlCommand {
+            guard args.isEmpty else { throw .invalidValue(command: verb, value: args[0], reason: "'\(verb)' takes no value") }
+            return command
+        }
+        func one(_ what: String) throws(ControlError) -> String {
+            guard let value = args.first else { throw .missingValue(command: verb, expected: what) }
+            guard args.count == 1 else { throw .invalidValue(command: verb, value: args[1], reason: "only one value: \(what)") }
+            return value
+        }
+        func number(_ text: String, _ range: ClosedRange<Int>, _ unit: String) throws(ControlError) -> Int {
+            guard let value = Int(text), range.contains(value) else {
+                throw .invalidValue(command: verb, value: text,
+                                    reason: "use a whole number of \(unit) from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return value
+        }
+        switch verb {
+        case "status": return try noArguments(.status)
+        case "pause": return try noArguments(.pause)
+        case "resume": return try noArguments(.resume)
+        case "reconnect": return try noArguments(.reconnect)
+        case "events": return try noArguments(.events)
+        case "mute", "unmute":
+            let target: ControlAudioTarget
+            if args.isEmpty {
+                target = .all
+            } else {
+                let text = try one("mic, desktop or all")
+                guard let parsed = ControlAudioTarget(rawValue: text) else {
+                    throw .invalidValue(command: verb, value: text, reason: "use mic, desktop or all")
+                }
+                target = parsed
+            }
+            return verb == "mute" ? .mute(target) : .unmute(target)
+        case "volume":
+            guard args.count == 2 else {
+                if args.count > 2 { throw .invalidValue(command: verb, value: args[2], reason: "use: volume mic|desktop PERCENT") }
+                throw .missingValue(command: verb, expected: "mic|desktop PERCENT")
+            }
+            guard let source = ControlAudioSource(rawValue: args[0]) else {
+                throw .invalidValue(command: verb, value: args[0], reason: "use mic or desktop")
+            }
+            return .volume(source, percent: try number(args[1], 0...400, "percent"))
+        case "bitrate": return .bitrate(kbps: try number(try one("KBPS"), 100...50000, "kbps"))
+        case "min-bitrate": return .minBitrate(kbps: try number(try one("KBPS"), 100...50000, "kbps"))
+        case "add":
+            let url = try one("URL")
+            guard url.contains("://") else {
+                throw .invalidValue(command: verb, value: url, reason: "use rtmp://host[:port]/app/key")
+            }
+            return .add(url: url)
+        case "remove": return .remove(index: try number(try one("N"), 0...999, "destination indexes"))
+        default: throw .unknownCommand(verb, known: verbNames)
+        }
+    }
+
+    /// The verb, as typed.
+    public var verb: String {
+        switch self {
+        case .status: "status"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .mute: "mute"
+        case .unmute: "unmute"
+        case .volume: "volume"
+        case .bitrate: "bitrate"
+        case .minBitrate: "min-bitrate"
+        case .add: "add"
+        case .remove: "remove"
+        case .reconnect: "reconnect"
+        case .events: "events"
+        }
+    }
+
+    /// The arguments, as typed (a URL's key replaced by ****).
+    public var arguments: [String] {
+        switch self {
+        case .status, .pause, .resume, .reconnect, .events: []
+        case .mute(let target), .unmute(let target): [target.rawValue]
+        case .volume(let source, let percent): [source.rawValue, String(percent)]
+        case .bitrate(let kbps), .minBitrate(let kbps): [String(kbps)]
+        case .add(let url): [Redaction.redact(url)]
+        case .remove(let index): [String(index)]
+        }
+    }
+
+    static var verbNames: [String] { verbs.map(\.verb) }
+}
+
+/// What `mute` and `unmute` act on.
+public enum ControlAudioTarget: String, Sendable {
+    case mic, desktop, all
+}
+
+/// A source whose volume `volume` sets.
+public enum ControlAudioSource: String, Sendable {
+    case mic, desktop
+}
+
+/// Why a control command was not carried out. Nothing was changed.
+public enum ControlError: Error, Equatable, CustomStringConvertible, Sendable {
+    case unknownCommand(String, known: [String])
+    case missingValue(command: String, expected: String)
+    case invalidValue(command: String, value: String, reason: String)
+    /// The request line is not a JSON object with a string `command` (and an array `args`).
+    case badRequest(String)
+    /// The pusher refused the value (e.g. a bitrate below the minimum).
+    case refused(command: String, reason: String)
+    case noBroadcast(directory: String)
+    case severalBroadcasts([String])
+    case cannotConnect(path: String, reason: String)
+    case peerRefused(uid: UInt32)
+
+    /// Its code in the JSON answer: -1500 to -1519 (docs/control.md).
+    public var code: Int32 {
+        switch self {
+        case .unknownCommand: -1500
+        case .missingValue: -1501
+        case .invalidValue: -1502
+        case .badRequest: -1503
+        case .refused: -1504
+        case .noBroadcast: -1506
+        case .severalBroadcasts: -1507
+        case .cannotConnect: -1508
+        case .peerRefused: -1509
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unknownCommand(let verb, let known):
+            return verb.isEmpty ? "no command given; use one of: \(known.joined(separator: ", "))"
+                : "unknown command '\(verb)'; use one of: \(known.joined(separator: ", "))"
+        case .missingValue(let command, let expected): return "'\(command)' needs \(expected)"
+        case .invalidValue(let command, let value, let reason):
+            return "'\(command)': invalid value '\(Redaction.redact(value))': \(reason)"
+        case .badRequest(let reason):
+            return "bad request: \(reason); send one JSON object per line, e.g. {\"command\":\"bitrate\",\"args\":[\"800\"]}"
+        case .refused(let command, let reason): return "'\(command)' refused: \(reason)"
+        case .noBroadcast(let directory):
+            return "no broadcast is running (no control socket in \(directory)); start one with 'livepush screen ...'"
+        case .severalBroadcasts(let names):
+            return "several broadcasts are running: \(names.joined(separator: ", ")); name one: livepush ctl NAME COMMAND"
+        case .cannotConnect(let path, let reason): return "cannot reach the control socket \(path): \(reason)"
+        case .peerRefused(let uid): return "refused a control connection from uid \(uid): only this user may steer it"
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import LivePush
+import RTMP
+
+/// Carries out control commands on one pusher: the same meaning for the control socket, the
+/// dashboard's buttons and anything else that steers a broadcast. A command either succeeds and
+/// answers with the pusher's status, or changes nothing and says why.
+public final class ControlHandler: @unchecked Sendable {
+    public let pusher: LivePusher
+    public let hub: EventHub?
+    /// Fixed facts every status answer carries (name, group, version).
+    public let info: [String: String]
+    private let startedNs = DispatchTime.now().uptimeNanoseconds
+
+    public init(pusher: LivePusher, hub: EventHub?, info: [String: String] = [:]) {
+        self.pusher = pusher
+        self.hub = hub
+        self.info = info
+    }
+
+    /// Runs `command` (not `events`, which the server streams); the answer's `result`.
+    public func execute(_ command: ControlCommand) -> Result<[String: Any], ControlError> {
+        switch command {
+        case .status, .events:
+            break
+        case .pause:
+            pusher.pause()
+        case .resume:
+            pusher.resume()
+        case .mute(let target), .unmute(let target):
+            var muted = false
+            if case .mute = command { muted = true }
+            switch target {
+            case .all:
+                pusher.setMute(muted)
+                if !muted { for source in AudioSourceKind.allCases { pusher.setMute(false, source: source) } }
+            case .mic: pusher.setMute(muted, source: .microphone)
+            case .desktop: pusher.setMute(muted, source: .desktop)
+            }
+        case .volume(let source, let percent):
+            if source == .mic { pusher.setCaptureVolume(percent) } else { pusher.setDesktopAudioVolume(percent) }
+        case .bitrate(let kbps):
+            guard pusher.setTargetVideoBitrate(kbps: kbps) == 0 else {
+                let minKbps = pusher.status.minVideoBitrateKbps
+                return .failure(.refused(command: command.verb, reason: "\(kbps) kbps is below the minimum bitrate "
+                    + "(\(minKbps) kbps); lower it first with 'min-bitrate'"))
+            }
+        case .minBitrate(let kbps):
+            guard pusher.setMinVideoBitrate(kbps: kbps) == 0 else {
+                let targetKbps = pusher.status.targetVideoBitrateKbps
+                return .failure(.refused(command: command.verb, reason: "\(kbps) kbps is above the target bitrate "
+                    + "(\(targetKbps) kbps); raise it first with 'bitrate'"))
+            }
+        case .add(let text):
+            // Checked here first: the pusher would report a bad URL as an error of the broadcast.
+            let url: RTMPURL
+            do { url = try RTMPURL(text) } catch {
+                return .failure(.invalidValue(command: command.verb, value: text, reason: "\(error)"))
+            }
+            guard pusher.addPushDestination(url: text) == 0 else {
+                return .failure(.refused(command: command.verb, reason: "already pushing to \(url) (same URL and key)"))
+            }
+        case .remove(let index):
+            let count = pusher.pushURLs.count
+            guard pusher.removePushDestination(index: index) == 0 else {
+                return .failure(.invalidValue(command: command.verb, value: String(index), reason: count == 0
+                    ? "there is no destination" : "destinations are numbered 0 to \(count - 1) ('status' lists them)"))
+            }
+        case .reconnect:
+            guard pusher.isPushing else { return .failure(.refused(command: command.verb, reason: "nothing is being pushed")) }
+            pusher.reconnectPush()
+        }
+        if command != .status && command != .events {
+            hub?.emit("control", ["command": command.verb, "args": command.arguments])
+        }
+        return .success(statusObject())
+    }
+
+    /// `status`'s answer: the pusher's status plus the broadcast's name, version and uptime.
+    public func statusObject() -> [String: Any] {
+        var object = ControlJSON.object(pusher.status)
+        for (key, value) in info { object[key] = value }
+        object["version"] = LivePush.version
+        object["uptimeMs"] = Int((DispatchTime.now().uptimeNanoseconds - startedNs) / 1_000_000)
+        object["logLevel"] = LivePush.logLevel.rawValue
+        return object
+    }
+
+    /// The answer to one request line of the wire format (docs/control.md), and the command it
+    /// asked for when it was valid.
+    public func answer(requestLine line: String) -> (answer: String, command: ControlCommand?) {
+        let command: ControlCommand
+        do {
+            command = try Self.parseRequest(line)
+        } catch {
+            return (Self.failure(error), nil)
+        }
+        if command == .events { return (JSONLine.encode(["ok": true, "command": "events"]), command) }
+        switch execute(command) {
+        case .success(let result): return (JSONLine.encode(["ok": true, "command": command.verb, "result": result]), command)
+        case .failure(let error): return (Self.failure(error, command: command.verb), command)
+        }
+    }
+
+    /// A request: `{"command": VERB, "args": [..]}`, the args strings (numbers are taken too).
+    public static func parseRequest(_ line: String) throws(ControlError) -> ControlCommand {
+        guard let object = JSONLine.decode(line) else { throw .badRequest("the line is not a JSON object") }
+        guard let verb = object["command"] as? String else { throw .badRequest("no \"command\" string") }
+        var words = [verb]
+        if let args = object["args"] {
+            guard let array = args as? [Any] else { throw .badRequest("\"args\" is not an array") }
+            for arg in array {
+                switch arg {
+                case let text as String: words.append(text)
+                case let number as NSNumber: words.append(number.stringValue)
+                default: throw .badRequest("\"args\" holds something that is neither a string nor a number")
+                }
+            }
+        }
+        return try ControlCommand.parse(words)
+    }
+
+    /// The JSON answer for a command that failed.
+    public static func failure(_ error: ControlError, command: String? = nil) -> String {
+        var object: [String: Any] = ["ok": false, "error": ["code": Int(error.code), "message": error.description]]
+        if let command { object["command"] = command }
+        return JSONLine.encode(object)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import LivePush
+
+/// The SDK's values as JSON objects, the same in answers, events and the dashboard.
+public enum ControlJSON {
+    public static func name(of status: PushStatus) -> String {
+        switch status {
+        case .disconnected: "disconnected"
+        case .connecting: "connecting"
+        case .connectSuccess: "connectSuccess"
+        case .reconnecting: "reconnecting"
+        }
+    }
+
+    public static func object(_ figures: LivePusherStatistics) -> [String: Any] {
+        [
+            "appCpu": figures.appCpu, "systemCpu": figures.systemCpu, "width": figures.width, "height": figures.height,
+            "fps": figures.fps, "videoBitrateKbps": figures.videoBitrateKbps, "audioBitrateKbps": figures.audioBitrateKbps,
+            "encoderBitrateKbps": figures.encoderBitrateKbps, "sendBitrateKbps": figures.sendBitrateKbps,
+            "framesSkipped": figures.framesSkipped, "framesRepeated": figures.framesRepeated,
+            "framesDropped": figures.framesDropped, "recordingBytes": Int(figures.recordingBytes),
+            "audioSampleRateHz": figures.audioSampleRateHz, "audioChannels": figures.audioChannels,
+            "delayMs": figures.delayMs, "jitterMs": figures.jitterMs, "queueMs": figures.queueMs,
+            "bytesSent": figures.bytesSent, "micLevel": figures.micLevel, "desktopLevel": figures.desktopLevel,
+        ]
+    }
+
+    public static func object(_ destination: LivePushDestinationStatus) -> [String: Any] {
+        [
+            "index": destination.index, "url": destination.url, "status": name(of: destination.status),
+            "sendBitrateKbps": destination.sendBitrateKbps, "queueMs": destination.queueMs,
+            "delayMs": destination.delayMs, "framesDropped": destination.framesDropped,
+            "bytesSent": destination.bytesSent,
+        ]
+    }
+
+    public static func object(_ status: LivePusherStatus) -> [String: Any] {
+        var volumes: [String: Any] = [:]
+        for (source, percent) in status.volumePercent { volumes[source == .microphone ? "mic" : "desktop"] = percent }
+        return [
+            "capturing": status.capturing, "pushing": status.pushing, "paused": status.paused,
+            "placeholder": status.placeholder ?? NSNull(), "muted": status.muted,
+            "mutedSources": status.mutedSources.map { $0 == .microphone ? "mic" : "desktop" },
+            "volumePercent": volumes,
+            "targetVideoBitrateKbps": status.targetVideoBitrateKbps, "minVideoBitrateKbps": status.minVideoBitrateKbps,
+            "currentVideoBitrateKbps": status.currentVideoBitrateKbps, "autoBitrate": status.autoBitrate,
+            "recordingPath": status.recordingPath ?? NSNull(),
+            "destinations": status.destinations.map(object), "statistics": object(status.statistics),
+        ]
+    }
+}

@@ -1,0 +1,166 @@
+import CaptureLink
+import Foundation
+import LivePush
+
+/// Where event lines go: a file, standard output, a control-socket client, the dashboard.
+/// `write` is called on the observer queue and must not block (queue, then write elsewhere).
+public protocol EventSink: AnyObject, Sendable {
+    func write(line: String)
+}
+
+/// The observer callbacks as values: every callback of `LivePusherObserver` becomes one JSON
+/// line (docs/events.md, docs/events.schema.json) with a sequence number, a CLOCK_MONOTONIC
+/// and a wall-clock timestamp, written to every sink; then the call goes on to `downstream`
+/// (the application's own observer). Keys are redacted from every text.
+public final class EventHub: LivePusherObserver, @unchecked Sendable {
+    private weak var downstream: (any LivePusherObserver)?
+    /// The pusher whose destinations the statistics events list.
+    public weak var pusher: LivePusher?
+    private let lock = NSLock()
+    /// Held for a whole `emit`, so every sink gets the lines in `seq` order whichever thread emits.
+    private let order = NSLock()
+    private var sinks: [ObjectIdentifier: any EventSink] = [:]
+    private var sequence = 0
+    private var recentStatistics: [String] = []
+    private var recentOthers: [String] = []
+    /// How many statistics lines (seconds) and other lines `recent` keeps.
+    public static let keptStatistics = 600
+    public static let keptOthers = 200
+
+    public init(forwardingTo downstream: (any LivePusherObserver)? = nil) {
+        self.downstream = downstream
+    }
+
+    public func add(_ sink: any EventSink) { lock.withLock { sinks[ObjectIdentifier(sink)] = sink } }
+    public func remove(_ sink: any EventSink) { _ = lock.withLock { sinks.removeValue(forKey: ObjectIdentifier(sink)) } }
+
+    /// The latest lines, oldest first: up to `keptStatistics` statistics and `keptOthers` others,
+    /// merged by sequence (what a dashboard that connects late draws first).
+    public var recent: [String] {
+        lock.withLock { recentOthers + recentStatistics }.sorted { Self.sequence(of: $0) < Self.sequence(of: $1) }
+    }
+
+    /// Writes an event of `type` with `fields` (texts redacted) to every sink.
+    public func emit(_ type: String, _ fields: [String: Any] = [:]) {
+        order.lock()
+        defer { order.unlock() }
+        let wallClock = Date()
+        let line = lock.withLock { () -> (String, [any EventSink]) in
+            sequence += 1
+            var object = Self.redacted(fields)
+            object["type"] = type
+            object["seq"] = sequence
+            object["monotonicNs"] = MonotonicClock.nowNs()
+            object["time"] = Self.timestamp(wallClock)
+            let line = JSONLine.encode(object)
+            if type == "statistics" {
+                recentStatistics.append(line)
+                if recentStatistics.count > Self.keptStatistics { recentStatistics.removeFirst() }
+            } else {
+                recentOthers.append(line)
+                if recentOthers.count > Self.keptOthers { recentOthers.removeFirst() }
+            }
+            return (line, Array(sinks.values))
+        }
+        for sink in line.1 { sink.write(line: line.0) }
+    }
+
+    /// ISO 8601 in UTC with milliseconds. Called under `order` (one formatter, made once).
+    static func timestamp(_ date: Date) -> String { formatter.string(from: date) }
+
+    nonisolated(unsafe) private static let formatter: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter
+    }()
+
+    private static func sequence(of line: String) -> Int {
+        guard let range = line.range(of: "\"seq\":") else { return 0 }
+        return Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+    }
+
+    private static func redacted(_ value: [String: Any]) -> [String: Any] {
+        value.mapValues { redactedValue($0) }
+    }
+
+    private static func redactedValue(_ value: Any) -> Any {
+        switch value {
+        case let text as String: return Redaction.redact(text)
+        case let object as [String: Any]: return redacted(object)
+        case let array as [Any]: return array.map(redactedValue)
+        default: return value
+        }
+    }
+
+    // MARK: LivePusherObserver: encode, then forward
+
+    public func onError(code: Int32, message: String, extraInfo: [String: String]) {
+        emit("error", ["code": Int(code), "message": message, "extraInfo": extraInfo])
+        downstream?.onError(code: code, message: message, extraInfo: extraInfo)
+    }
+
+    public func onWarning(code: Int32, message: String, extraInfo: [String: String]) {
+        emit("warning", ["code": Int(code), "message": message, "extraInfo": extraInfo])
+        downstream?.onWarning(code: code, message: message, extraInfo: extraInfo)
+    }
+
+    public func onCaptureFirstVideoFrame() {
+        emit("firstVideoFrame")
+        downstream?.onCaptureFirstVideoFrame()
+    }
+
+    public func onScreenCaptureStarted() {
+        emit("captureStarted")
+        downstream?.onScreenCaptureStarted()
+    }
+
+    public func onScreenCaptureStopped(reason: Int32) {
+        emit("captureStopped", ["reason": Int(reason)])
+        downstream?.onScreenCaptureStopped(reason: reason)
+    }
+
+    public func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {
+        emit("pushStatus", ["status": ControlJSON.name(of: status), "statusCode": Int(status.rawValue),
+                            "message": message, "url": extraInfo["url"] ?? "", "extraInfo": extraInfo])
+        downstream?.onPushStatusUpdate(status: status, message: message, extraInfo: extraInfo)
+    }
+
+    public func onStatisticsUpdate(_ statistics: LivePusherStatistics) {
+        var fields = ControlJSON.object(statistics)
+        let status = pusher?.status
+        fields["destinations"] = (status?.destinations ?? []).map(ControlJSON.object)
+        fields["paused"] = status?.paused ?? false
+        emit("statistics", fields)
+        downstream?.onStatisticsUpdate(statistics)
+    }
+
+    public func onLocalRecordBegin(code: Int32, storagePath: String) {
+        emit("recordBegin", ["code": Int(code), "path": storagePath])
+        downstream?.onLocalRecordBegin(code: code, storagePath: storagePath)
+    }
+
+    public func onLocalRecording(durationMs: Int, storagePath: String) {
+        emit("recordProgress", ["durationMs": durationMs, "path": storagePath])
+        downstream?.onLocalRecording(durationMs: durationMs, storagePath: storagePath)
+    }
+
+    public func onLocalRecordComplete(code: Int32, storagePath: String) {
+        emit("recordComplete", ["code": Int(code), "path": storagePath])
+        downstream?.onLocalRecordComplete(code: code, storagePath: storagePath)
+    }
+
+    public func onCaptureFirstAudioFrame() {
+        emit("firstAudioFrame")
+        downstream?.onCaptureFirstAudioFrame()
+    }
+
+    public func onMicrophoneVolumeUpdate(volume: Int) {
+        emit("volume", ["volume": volume])
+        downstream?.onMicrophoneVolumeUpdate(volume: volume)
+    }
+
+    public func onProcessAudioFrame(_ frame: inout AudioFrame) {
+        downstream?.onProcessAudioFrame(&frame)
+    }
+}

@@ -1,0 +1,176 @@
+// The LivePush dashboard: charts from the statistics events (history first, then Server-Sent
+// Events), the outgoing picture refreshed twice a second, buttons that send control commands.
+'use strict';
+
+const keptPoints = 300;
+const dashboard = { points: 0, previewLoads: 0, lastAnswer: null, lastStatus: null, charts: {} };
+window.livepushDashboard = dashboard;
+let lastSeq = 0;
+let firstNs = null;
+
+function makeChart(id, title, unit, series) {
+  const chart = new Chart(canvasFor(id), {
+    type: 'line',
+    data: { labels: [], datasets: series.map((name, index) => dataset(name, index)) },
+    options: {
+      animation: false, responsive: true, maintainAspectRatio: false, spanGaps: true,
+      plugins: { title: { display: true, text: title }, legend: { labels: { boxWidth: 12, font: { size: 10 } } } },
+      scales: { x: { title: { display: true, text: 's' } }, y: { beginAtZero: true, title: { display: true, text: unit } } },
+      elements: { point: { radius: 0 } },
+    },
+  });
+  dashboard.charts[id] = chart;
+  return chart;
+}
+
+function dataset(label, index) {
+  return { label, data: [], borderColor: colours[index % colours.length], borderWidth: 1.5 };
+}
+
+const charts = {
+  bitrate: makeChart('chart-bitrate', 'Bitrate', 'kbps', ['encoder target', 'encoded video', 'sent (all)']),
+  fps: makeChart('chart-fps', 'Frames per second', 'fps', ['encoded']),
+  queue: makeChart('chart-queue', 'Send queue', 'ms', ['longest']),
+  dropped: makeChart('chart-dropped', 'Frames dropped', 'per second', ['dropped for congestion']),
+  cpu: makeChart('chart-cpu', 'CPU', '%', ['LivePush (of one core)', 'system (of all cores)']),
+  audio: makeChart('chart-audio', 'Audio level (as sent)', '0-100', ['mic', 'desktop']),
+};
+
+// A series per destination, made when it first appears (by its index and redacted URL).
+function destinationSeries(chart, first, destination) {
+  const label = '#' + destination.index + ' ' + destination.url;
+  let found = chart.data.datasets.findIndex((set) => set.label === label);
+  if (found < 0) {
+    const set = dataset(label, chart.data.datasets.length);
+    set.data = chart.data.labels.map(() => null);
+    chart.data.datasets.push(set);
+    found = chart.data.datasets.length - 1;
+  }
+  return chart.data.datasets[found];
+}
+
+function addPoint(chart, x, values) {
+  chart.data.labels.push(x);
+  chart.data.datasets.forEach((set, index) => set.data.push(index < values.length ? values[index] : null));
+  if (chart.data.labels.length > keptPoints) {
+    chart.data.labels.shift();
+    chart.data.datasets.forEach((set) => set.data.shift());
+  }
+}
+
+function addStatistics(event) {
+  if (firstNs === null) firstNs = event.monotonicNs;
+  const x = Math.round((event.monotonicNs - firstNs) / 1e9);
+  addPoint(charts.bitrate, x, [event.encoderBitrateKbps, event.videoBitrateKbps, event.sendBitrateKbps]);
+  addPoint(charts.fps, x, [event.fps]);
+  addPoint(charts.queue, x, [event.queueMs]);
+  addPoint(charts.dropped, x, [event.framesDropped]);
+  addPoint(charts.cpu, x, [event.appCpu, event.systemCpu]);
+  addPoint(charts.audio, x, [event.micLevel, event.desktopLevel]);
+  for (const destination of event.destinations) {
+    destinationSeries(charts.bitrate, 3, destination).data[charts.bitrate.data.labels.length - 1] = destination.sendBitrateKbps;
+    destinationSeries(charts.queue, 1, destination).data[charts.queue.data.labels.length - 1] = destination.queueMs;
+  }
+  dashboard.points += 1;
+}
+
+function describe(event) {
+  switch (event.type) {
+    case 'error': case 'warning': return event.type + ' ' + event.code + ': ' + event.message;
+    case 'pushStatus': return event.status + ': ' + event.message;
+    case 'control': return 'command: ' + event.command + ' ' + event.args.join(' ');
+    case 'session': return 'session ' + event.event + (event.name ? ' (' + event.name + ')' : '');
+    case 'recordBegin': case 'recordComplete': return event.type + ' ' + event.code + ' ' + event.path;
+    default: return event.type;
+  }
+}
+
+function addEvent(event) {
+  if (event.type === 'volume' || event.type === 'recordProgress') return;
+  const list = document.getElementById('events');
+  const item = document.createElement('li');
+  item.className = event.type;
+  item.textContent = event.time.substring(11, 19) + ' ' + describe(event);
+  list.prepend(item);
+  while (list.children.length > 40) list.lastChild.remove();
+}
+
+function handle(event) {
+  if (event.seq <= lastSeq) return;  // history and the stream overlap
+  lastSeq = event.seq;
+  if (event.type === 'statistics') addStatistics(event); else addEvent(event);
+}
+
+function redraw() {
+  Object.values(charts).forEach((chart) => chart.update('none'));
+}
+
+async function refreshStatus() {
+  try {
+    const status = await (await fetch('api/status')).json();
+    dashboard.lastStatus = status;
+    document.getElementById('name').textContent = status.name || '';
+    const state = document.getElementById('state');
+    const words = [status.pushing ? 'pushing' : 'not pushing'];
+    if (status.paused) words.push('paused');
+    if (status.placeholder && status.placeholder !== 'paused') words.push(status.placeholder);
+    if (status.muted) words.push('muted'); else if (status.mutedSources.length) words.push('muted: ' + status.mutedSources.join(', '));
+    words.push(status.currentVideoBitrateKbps + ' kbps (target ' + status.targetVideoBitrateKbps + ')');
+    state.textContent = words.join(' · ');
+    state.className = 'state' + (status.paused ? ' paused' : '');
+    const body = document.querySelector('#destinations tbody');
+    body.replaceChildren(...status.destinations.map((d) => {
+      const row = document.createElement('tr');
+      [d.index, d.url, d.status, d.sendBitrateKbps, d.queueMs, d.framesDropped].forEach((value) => {
+        const cell = document.createElement('td');
+        cell.textContent = value;
+        row.append(cell);
+      });
+      return row;
+    }));
+    const input = document.getElementById('bitrate-value');
+    if (!input.value) input.value = status.targetVideoBitrateKbps;
+  } catch (error) {
+    document.getElementById('state').textContent = 'the broadcast does not answer (' + error + ')';
+  }
+}
+
+async function send(command, args) {
+  const query = 'command=' + encodeURIComponent(command) + (args ? '&args=' + encodeURIComponent(args.join(',')) : '');
+  const response = await fetch('api/control?' + query, { method: 'POST' });
+  const answer = await response.json();
+  dashboard.lastAnswer = answer;
+  const box = document.getElementById('answer');
+  box.textContent = answer.ok ? command + ': done' : answer.error.message;
+  box.className = 'answer' + (answer.ok ? '' : ' error');
+  refreshStatus();
+}
+
+function refreshPreview() {
+  const image = document.getElementById('preview');
+  const next = () => setTimeout(refreshPreview, 500);
+  image.onload = () => { dashboard.previewLoads += 1; next(); };
+  image.onerror = next;
+  image.src = 'preview.jpg?n=' + Date.now();
+}
+
+async function start() {
+  document.getElementById('pause').onclick = () => send('pause');
+  document.getElementById('resume').onclick = () => send('resume');
+  document.getElementById('mute-mic').onclick = () => send('mute', ['mic']);
+  document.getElementById('mute-all').onclick = () => send('mute', ['all']);
+  document.getElementById('unmute').onclick = () => send('unmute', ['all']);
+  document.getElementById('reconnect').onclick = () => send('reconnect');
+  document.getElementById('bitrate').onclick = () => send('bitrate', [document.getElementById('bitrate-value').value]);
+  const history = await (await fetch('api/history')).json();
+  history.forEach(handle);
+  redraw();
+  const source = new EventSource('events');
+  source.onmessage = (message) => handle(JSON.parse(message.data));
+  setInterval(redraw, 1000);
+  setInterval(refreshStatus, 1000);
+  refreshStatus();
+  refreshPreview();
+}
+
+start();

@@ -1,0 +1,174 @@
+import CommandLineSupport
+import Foundation
+import Media
+
+/// The SDK-wide switches: its version and how much is logged.
+public enum LivePush {
+    /// The version of this LivePush (the same as `livepush --version`).
+    public static let version = LivePushVersion.current
+
+    /// How much LivePush and FFmpeg's libraries log to stderr.
+    public static var logLevel: LivePushLogLevel { levelLock.withLock { currentLevel } }
+
+    /// Sets the log level for the process; FFmpeg's own log (`av_log`) follows it: quiet, error and
+    /// warning map to FFmpeg's level of the same name, info to FFmpeg's warning (FFmpeg's info is
+    /// the encoders' banners and per-run statistics), debug to FFmpeg's debug.
+    public static func setLogLevel(_ level: LivePushLogLevel) {
+        levelLock.withLock { currentLevel = level }
+        switch level {
+        case .quiet: LibraryLogLevel.quiet.apply()
+        case .error: LibraryLogLevel.error.apply()
+        case .warning, .info: LibraryLogLevel.warning.apply()
+        case .debug: LibraryLogLevel.debug.apply()
+        }
+    }
+
+    /// FFmpeg's log level now (what `setLogLevel` set it to).
+    public static var libraryLogLevel: String { LibraryLogLevel.current.rawValue }
+
+    private static let levelLock = NSLock()
+    nonisolated(unsafe) private static var currentLevel = LivePushLogLevel.info
+}
+
+/// Log levels, quietest first.
+public enum LivePushLogLevel: String, CaseIterable, Comparable, Sendable {
+    case quiet, error, warning, info, debug
+
+    public static func < (a: Self, b: Self) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// One push destination in `LivePusher.status`.
+public struct LivePushDestinationStatus: Equatable, Sendable {
+    /// Its place in `pushURLs` (what `removePushDestination(index:)` takes).
+    public var index: Int
+    /// Its URL, key replaced by ****.
+    public var url: String
+    public var status: PushStatus
+    /// The last second's figures of this destination alone.
+    public var sendBitrateKbps: Int
+    public var queueMs: Int
+    public var delayMs: Int
+    public var framesDropped: Int
+    public var bytesSent: Int
+}
+
+/// What a pusher is doing now (`LivePusher.status`): the reference SDK's live status in one value.
+public struct LivePusherStatus: Equatable, Sendable {
+    public var capturing = false
+    public var pushing = false
+    /// `pause()` is in effect.
+    public var paused = false
+    /// "paused", "helperLost" or "networkPoor" while a placeholder replaces the screen.
+    public var placeholder: String?
+    /// `setMute(true)`: the whole mix is silent.
+    public var muted = false
+    /// Sources muted one by one (`setMute(_:source:)`).
+    public var mutedSources: [AudioSourceKind] = []
+    /// Volume of each source in percent.
+    public var volumePercent: [AudioSourceKind: Int] = [:]
+    public var targetVideoBitrateKbps = 0
+    public var minVideoBitrateKbps = 0
+    public var currentVideoBitrateKbps = 0
+    public var autoBitrate = false
+    public var recordingPath: String?
+    public var destinations: [LivePushDestinationStatus] = []
+    public var statistics = LivePusherStatistics()
+}
+
+/// The mute switches and volumes of the audio pipeline.
+struct AudioControls {
+    var allMuted: Bool
+    var mutedSources: Set<AudioSourceKind>
+    var volumePercent: [AudioSourceKind: Int]
+}
+
+extension LivePusher {
+    /// Everything the pusher is doing now: capture, pause, audio switches, bitrates, each destination
+    /// with its status and last-second figures, and the latest statistics.
+    public var status: LivePusherStatus {
+        lock.lock()
+        defer { lock.unlock() }
+        var status = LivePusherStatus()
+        status.capturing = pipeline != nil
+        status.pushing = !pushes.isEmpty
+        status.paused = userPaused
+        status.placeholder = pipeline?.shownPlaceholder.map { "\($0)" }
+        if let controls = audioPipeline?.controls {
+            status.muted = controls.allMuted
+            status.mutedSources = AudioSourceKind.allCases.filter(controls.mutedSources.contains)
+            status.volumePercent = controls.volumePercent
+        }
+        status.targetVideoBitrateKbps = bitrateController.targetKbps
+        status.minVideoBitrateKbps = bitrateController.minKbps
+        status.currentVideoBitrateKbps = bitrateController.currentKbps
+        status.autoBitrate = config.autoBitrate
+        status.recordingPath = recording?.path
+        status.destinations = pushes.enumerated().map { index, output in
+            let figures = destinationFigures[ObjectIdentifier(output)] ?? RTMPOutputFigures()
+            return LivePushDestinationStatus(
+                index: index, url: output.url.description, status: destinationStatus[ObjectIdentifier(output)] ?? .connecting,
+                sendBitrateKbps: figures.sendRateKbps, queueMs: figures.queuedMs, delayMs: figures.delayMs,
+                framesDropped: figures.framesDropped, bytesSent: figures.bytesSent)
+        }
+        status.statistics = statistics
+        return status
+    }
+
+    /// Stops publishing to the destination at `index` in `pushURLs` (FCUnpublish, deleteStream);
+    /// the others, encoding and recording go on. 0, or -2 for an index that is not there.
+    @discardableResult
+    public func removePushDestination(index: Int) -> Int32 {
+        lock.lock()
+        guard pushes.indices.contains(index) else {
+            lock.unlock()
+            return LivePushErrorCode.invalidParameter
+        }
+        let output = pushes.remove(at: index)
+        pipeline?.remove(output)
+        audioPipeline?.remove(output)
+        destinationFigures[ObjectIdentifier(output)] = nil
+        destinationStatus[ObjectIdentifier(output)] = nil
+        lock.unlock()
+        output.stop()
+        return 0
+    }
+
+    /// Silence instead of one source (the microphone or the helper's desktop audio), or that
+    /// source again; the others and the audio track go on. `setMute(_:)` mutes the whole mix.
+    public func setMute(_ muted: Bool, source: AudioSourceKind) {
+        changeAudio { $0.mutedSources[source] = muted }
+    }
+
+    /// The next picture sent (the screen, or the placeholder shown instead) as a JPEG file's
+    /// bytes, encoded with libavcodec's mjpeg; nil when screen capture is not running or no
+    /// picture went out within `timeoutMs`.
+    public func snapshotJPEG(timeoutMs: Int = 1000) -> [UInt8]? {
+        guard let pipeline = lock.withLock({ pipeline }) else { return nil }
+        return snapshotter.withLock { snapshotter -> [UInt8]? in
+            do {
+                if snapshotter == nil {
+                    snapshotter = try Snapshotter(width: pipeline.settings.width, height: pipeline.settings.height)
+                }
+                guard let snapshotter, pipeline.capturePreview(into: snapshotter.frame, timeoutMs: timeoutMs) else {
+                    return nil
+                }
+                return try snapshotter.encoder.encode(snapshotter.frame)
+            } catch {
+                return nil
+            }
+        }
+    }
+}
+
+/// The picture and JPEG encoder of `snapshotJPEG`, made on first use.
+final class Snapshotter: @unchecked Sendable {
+    let frame: VideoFrame
+    let encoder: JPEGEncoder
+
+    init(width: Int, height: Int) throws(MediaError) {
+        frame = try VideoFrame(width: width, height: height)
+        encoder = try JPEGEncoder(width: width, height: height)
+    }
+}

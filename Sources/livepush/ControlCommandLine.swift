@@ -1,0 +1,111 @@
+import CommandLineSupport
+import Control
+import Foundation
+
+/// `livepush ctl [NAME] COMMAND [VALUES]`: sends one command to a running broadcast's control
+/// socket and prints the JSON answer (docs/control.md); `livepush ctl` lists the broadcasts.
+enum ControlCommandLine {
+    static let options: [OptionSpec] = [.flag("help", short: "h", help: "Show this help.")]
+
+    static let spec = CommandSpec(
+        name: "ctl",
+        summary: "Steer a running broadcast: status, pause, mute, bitrate, add/remove destinations, events.",
+        synopsis: ["livepush ctl [NAME] COMMAND [VALUES]", "livepush ctl"],
+        description: """
+            Steers a running 'livepush screen|push|record' through its control socket
+            ($XDG_RUNTIME_DIR/livepush/NAME.control) and prints the JSON answer (docs/control.md). NAME is
+            the run's --name (default: its group); with one broadcast running it may be left out. With no
+            command it lists the running broadcasts. Exit status: 0 done, 1 refused or not reachable (the
+            answer says why), 2 a bad command line.
+
+            The commands:
+            """ + "\n" + ControlCommand.verbs.map { verb in
+                (verb.arguments.isEmpty ? verb.verb : verb.verb + " " + verb.arguments) + ": " + verb.help
+            }.joined(separator: "\n"),
+        sections: [OptionSection("Options", options)],
+        arguments: .choices(ControlCommand.verbs.map(\.verb)),
+        examples: [Example("livepush ctl pause", "Shows the pause picture on the only broadcast running; ctl resume ends it."),
+                   Example("livepush ctl desk bitrate 2500", "Sets the target bitrate of the broadcast named desk.")])
+
+    static var usage: String { spec.help }
+
+    static func main(_ arguments: [String]) -> Never {
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print(usage)
+            Terminal.exit(.success)
+        }
+        guard let first = arguments.first else { list() }
+        let known = Set(ControlCommand.verbs.map(\.verb))
+        let name = known.contains(first) ? nil : first
+        var words = known.contains(first) ? arguments : Array(arguments.dropFirst())
+        guard !words.isEmpty else {
+            // One word that is no verb: a broadcast's name without a command, or a mistyped verb.
+            guard ControlSocket.runningNames().contains(first) else {
+                fail(.unknownCommand(first, known: ControlCommand.verbs.map(\.verb)), exit: .usage)
+            }
+            Terminal.printError("livepush ctl: no command for broadcast '\(first)'\n\(usage)")
+            Terminal.exit(.usage)
+        }
+        if words.first == "add", words.count == 3, words[1] == "--url-file" {
+            words = ["add", readURL(words[2])]
+        }
+        let command: ControlCommand
+        do throws(ControlError) {
+            command = try ControlCommand.parse(words)
+        } catch {
+            fail(error, exit: .usage)
+        }
+        let client: ControlClient
+        let answer: String
+        do throws(ControlError) {
+            client = try ControlClient(name: name)
+            answer = try client.send(command: command.verb, args: words.count > 1 ? Array(words.dropFirst()) : [])
+        } catch {
+            fail(error, exit: .failure)
+        }
+        print(answer)
+        let ok = JSONLine.decode(answer)?["ok"] as? Bool ?? false
+        if !ok {
+            let message = (JSONLine.decode(answer)?["error"] as? [String: Any])?["message"] as? String ?? answer
+            Terminal.printError("livepush ctl: \(message)")
+            Terminal.exit(.failure)
+        }
+        if command == .events {
+            fflush(nil)
+            while let line = try? client.nextLine() {
+                print(line)
+                fflush(nil)
+            }
+        }
+        Terminal.exit(.success)
+    }
+
+    /// `livepush ctl` alone: the names of the running broadcasts, one per line.
+    private static func list() -> Never {
+        let names = ControlSocket.runningNames()
+        if names.isEmpty {
+            Terminal.printError("livepush ctl: " + ControlError.noBroadcast(directory: ControlSocket.directory()).description)
+            Terminal.exit(.failure)
+        }
+        names.forEach { print($0) }
+        Terminal.exit(.success)
+    }
+
+    /// The first non-empty line of `path` (a URL kept out of the command line and `ps`).
+    private static func readURL(_ path: String) -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              let line = text.split(whereSeparator: \.isNewline).first(where: { !$0.allSatisfy(\.isWhitespace) })
+        else {
+            Terminal.printError("livepush ctl: add --url-file: cannot read a URL from '\(path)' "
+                + "(put the rtmp:// URL on the first line)")
+            Terminal.exit(.usage)
+        }
+        return line.trimmingCharacters(in: .whitespaces)
+    }
+
+    private static func fail(_ error: ControlError, exit code: Terminal.ExitCode) -> Never {
+        print(ControlHandler.failure(error))
+        Terminal.printError("livepush ctl: \(error)")
+        Terminal.exit(code)
+    }
+}

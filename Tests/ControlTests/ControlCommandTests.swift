@@ -1,0 +1,74 @@
+import Control
+import Foundation
+import Testing
+
+/// Parsing control commands: what a person types after `livepush ctl NAME`, and JSON requests.
+struct ControlCommandTests {
+    @Test func everyVerbParsesWithItsValues() throws {
+        #expect(try ControlCommand.parse(["status"]) == .status)
+        #expect(try ControlCommand.parse(["pause"]) == .pause)
+        #expect(try ControlCommand.parse(["resume"]) == .resume)
+        #expect(try ControlCommand.parse(["mute"]) == .mute(.all))
+        #expect(try ControlCommand.parse(["mute", "mic"]) == .mute(.mic))
+        #expect(try ControlCommand.parse(["unmute", "desktop"]) == .unmute(.desktop))
+        #expect(try ControlCommand.parse(["volume", "mic", "80"]) == .volume(.mic, percent: 80))
+        #expect(try ControlCommand.parse(["bitrate", "800"]) == .bitrate(kbps: 800))
+        #expect(try ControlCommand.parse(["min-bitrate", "300"]) == .minBitrate(kbps: 300))
+        #expect(try ControlCommand.parse(["add", "rtmp://h/live/k"]) == .add(url: "rtmp://h/live/k"))
+        #expect(try ControlCommand.parse(["remove", "1"]) == .remove(index: 1))
+        #expect(try ControlCommand.parse(["reconnect"]) == .reconnect)
+        #expect(try ControlCommand.parse(["events"]) == .events)
+    }
+
+    @Test func badCommandsAndValuesSayWhatIsWrong() {
+        #expect(throws: ControlError.unknownCommand("jump", known: ControlCommand.verbs.map(\.verb))) {
+            try ControlCommand.parse(["jump"])
+        }
+        #expect(throws: ControlError.invalidValue(command: "bitrate", value: "fast",
+                                                   reason: "use a whole number of kbps from 100 to 50000")) {
+            try ControlCommand.parse(["bitrate", "fast"])
+        }
+        #expect(throws: ControlError.invalidValue(command: "volume", value: "500",
+                                                   reason: "use a whole number of percent from 0 to 400")) {
+            try ControlCommand.parse(["volume", "mic", "500"])
+        }
+        #expect(throws: ControlError.invalidValue(command: "mute", value: "speaker", reason: "use mic, desktop or all")) {
+            try ControlCommand.parse(["mute", "speaker"])
+        }
+        #expect(throws: ControlError.missingValue(command: "bitrate", expected: "KBPS")) {
+            try ControlCommand.parse(["bitrate"])
+        }
+        #expect(throws: ControlError.invalidValue(command: "pause", value: "now", reason: "'pause' takes no value")) {
+            try ControlCommand.parse(["pause", "now"])
+        }
+    }
+
+    @Test func jsonRequestsCarryTheSameCommands() throws {
+        #expect(try ControlHandler.parseRequest(#"{"command":"bitrate","args":["800"]}"#) == .bitrate(kbps: 800))
+        #expect(try ControlHandler.parseRequest(#"{"command":"volume","args":["desktop",50]}"#) == .volume(.desktop, percent: 50))
+        #expect(try ControlHandler.parseRequest(#"{"command":"status"}"#) == .status)
+        #expect(throws: ControlError.badRequest("the line is not a JSON object")) {
+            try ControlHandler.parseRequest("bitrate 800")
+        }
+        #expect(throws: ControlError.badRequest("no \"command\" string")) { try ControlHandler.parseRequest(#"{"args":[]}"#) }
+    }
+
+    @Test func jsonLinesAreSortedEscapedAndReadBackByJSONSerialization() throws {
+        let object: [String: Any] = ["b": 1, "a": "q\"uo\\te\n\u{1}é", "c": [true, false], "d": ["y": 2.5, "x": UInt64(7)],
+                                     "e": NSNull()]
+        let line = JSONLine.encode(object)
+        #expect(line == #"{"a":"q\"uo\\te\n\u0001é","b":1,"c":[true,false],"d":{"x":7,"y":2.5},"e":null}"#)
+        let back = try #require(JSONLine.decode(line))
+        #expect(back["a"] as? String == "q\"uo\\te\n\u{1}é")
+        #expect((back["d"] as? [String: Any])?["y"] as? Double == 2.5)
+    }
+
+    @Test func keysAreRedactedFromEveryURLInAText() {
+        #expect(Redaction.redact("push to rtmp://example.com:1935/live/secret123 failed")
+            == "push to rtmp://example.com:1935/live/**** failed")
+        #expect(Redaction.redact("srt://h:9000?streamid=x&passphrase=p") == "srt://h:9000?****")
+        #expect(Redaction.redact("rtmp://h/live/****") == "rtmp://h/live/****")
+        #expect(Redaction.redact("no url here") == "no url here")
+        #expect(ControlCommand.add(url: "rtmp://h/app/key").arguments == ["rtmp://h/app/****"])
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension SharedScreen {
+    /// The live dashboard opened in headless Chromium (Debian's chromium, driven over the DevTools
+    /// protocol by Tests/Fixtures/browser_check.py) during a real push to the test nginx-rtmp.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
+                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"))
+    struct DashboardTests {
+        let livepush = BuiltProducts.path("livepush")
+
+        @Test(.timeLimit(.minutes(2)))
+        func chartsGrowThePictureMovesThePauseButtonPausesTheStreamAndAWrongTokenIsRefused() throws {
+            let key = UniqueName.make("dashkey")
+            let red = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("red") + ".png").path
+            let made = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                                                        "color=c=red:s=320x240", "-frames:v", "1", red])
+            #expect(made.exitCode == 0, "\(made)")
+            // A square crossing the captured region (7 px a frame: its position repeats only every 320 frames).
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "203040", "ffcc00", "60", "7"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--pause-image", red,
+                "--mic", try TestEnvironment.microphone(), "--quiet", "--dashboard", "0", "--duration", "90",
+            ])
+            #expect(try broadcast.waitUntilPublishing())
+            #expect(broadcast.command.waitForError("dashboard: http://127.0.0.1:"), "\(broadcast.command.errorSoFar)")
+            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n").first { $0.contains("dashboard: http") })
+            let url = String(try #require(line.split(separator: " ").last))
+            #expect(url.contains("?token=") && url.split(separator: "=").last?.count == 32, "a 128-bit token: \(url)")
+            let screenshot = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("dash") + ".png").path
+            let check = try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/browser_check.py"), "dashboard",
+                                                          url, screenshot], timeoutSeconds: 90)
+            #expect(check.exitCode == 0, "\(check)")
+            let seen = try #require(try JSONSerialization.jsonObject(with: Data(check.standardOutput.utf8)) as? [String: Any],
+                                    "\(check)")
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(!result.standardError.contains(key) && !result.standardOutput.contains(key))
+
+            #expect(seen["wrongTokenStatus"] as? Int == 403, "\(seen)")
+            #expect((seen["wrongTokenText"] as? String)?.contains("403 Forbidden") == true, "\(seen)")
+            #expect(seen["loaded"] as? Bool == true, "\(seen)")
+            let points1 = seen["datasetPoints1"] as? Int ?? 0, points2 = seen["datasetPoints2"] as? Int ?? 0
+            #expect(points2 >= points1 + 2, "the charts grew from \(points1) to \(points2) points in 3 s")
+            #expect(seen["previewSeen"] as? Bool == true)
+            #expect(seen["previewDifference"] as? Int ?? 0 > 100, "the picture changed: \(seen["previewDifference"] ?? 0)")
+            let canvases = seen["canvases"] as? [[String: Any]] ?? []
+            #expect(canvases.count == 6 && canvases.allSatisfy { $0["drawn"] as? Int ?? 0 > 2000 }, "\(canvases)")
+            #expect(seen["pausedInStatus"] as? Bool == true, "\(seen)")
+            #expect((seen["stateText"] as? String)?.contains("paused") == true, "\(seen)")
+
+            // The button paused the stream nginx received: it ends on the pause picture.
+            Thread.sleep(forTimeInterval: 0.5)
+            let frames = try ReceivedStream.tinyFrames(try TestEnvironment.recordedFile(key: key).path)
+            let isRed = frames.map { Int($0[15]) > 180 && Int($0[16]) < 80 && Int($0[17]) < 80 }
+            let trailingRed = isRed.reversed().prefix { $0 }.count
+            #expect(trailingRed >= 60, "the last \(trailingRed) frames show the pause picture (~3 s expected)")
+            #expect(isRed.filter { !$0 }.count > 150, "the screen before the pause")
+
+            // The screenshot is a page, not a blank: many colours.
+            let colours = try distinctColours(screenshot)
+            #expect(colours >= 40, "\(colours) colours in the 32x32 screenshot")
+        }
+
+        @Test func aBadDashboardAddressIsAUsageErrorNamingTheOption() throws {
+            let result = try ProcessRunner.run(livepush, ["push", "rtmp://127.0.0.1/live/k", "--dashboard", "localhost:x"])
+            #expect(result.exitCode == 2)
+            #expect(result.standardError.contains("invalid value 'localhost:x' for '--dashboard': use PORT or IPV4ADDRESS:PORT"),
+                    "\(result)")
+        }
+
+        private func distinctColours(_ png: String) throws -> Int {
+            let raw = png + ".rgb"
+            defer { try? FileManager.default.removeItem(atPath: raw) }
+            let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", png, "-vf", "scale=32:32",
+                                                          "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+            #expect(result.exitCode == 0, "\(result)")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+            var colours = Set<Int>()
+            for index in stride(from: 0, to: bytes.count - 2, by: 3) {
+                let red = Int(bytes[index]), green = Int(bytes[index + 1]), blue = Int(bytes[index + 2])
+                colours.insert(red << 16 | green << 8 | blue)
+            }
+            return colours.count
+        }
+    }
+}

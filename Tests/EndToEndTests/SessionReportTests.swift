@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension SharedScreen {
+    /// `--report FILE.html` and `livepush report EVENTS.jsonl OUT.html` after a real push, opened in
+    /// headless Chromium: the charts are drawn, the page loads nothing from outside, and its numbers
+    /// are those of the events file (computed here again from the file).
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
+                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"))
+    struct SessionReportTests {
+        let livepush = BuiltProducts.path("livepush")
+
+        private func temporary(_ name: String) -> String {
+            FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make(name)).path
+        }
+
+        @Test(.timeLimit(.minutes(2)))
+        func theReportShowsTheChartsAndTheNumbersOfTheEventFile() throws {
+            let liveReport = temporary("live") + ".html", savedReport = temporary("saved") + ".html"
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: UniqueName.make("repkey")), "--display",
+                try TestEnvironment.display(), "--region", "0,0,320,240", "--resolution", "320x240",
+                "--mic", try TestEnvironment.microphone(), "--retry-count", "1", "--retry-interval", "1000",
+                "--quiet", "--duration", "60", "--report", liveReport,
+            ])
+            #expect(try broadcast.waitUntilPublishing())
+            #expect(try broadcast.ctl(["add", "rtmp://127.0.0.1:9/live/\(UniqueName.make("dead"))"]).answer?["ok"] as? Bool == true)
+            Thread.sleep(forTimeInterval: 5)
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(result.standardOutput.contains("Report written to \(liveReport)"), "\(result)")
+            let made = try ProcessRunner.run(livepush, ["report", broadcast.eventsPath, savedReport])
+            #expect(made.exitCode == 0 && made.standardOutput.hasPrefix("Report of "), "\(made)")
+
+            // The numbers the page must show, from the events file.
+            let events = broadcast.events
+            let statistics = events.filter { $0["type"] as? String == "statistics" }
+            func sum(_ key: String) -> Int { statistics.reduce(0) { $0 + (($1[key] as? NSNumber)?.intValue ?? 0) } }
+            let warnings = events.filter { $0["type"] as? String == "warning" }.count
+            let errors = events.filter { $0["type"] as? String == "error" }.count
+            #expect(warnings >= 1 && errors >= 1, "the unreachable destination warned and failed")
+            let encoder = statistics.compactMap { ($0["encoderBitrateKbps"] as? NSNumber)?.intValue }
+            let encoderMean = Int((Double(encoder.reduce(0, +)) / Double(max(1, encoder.count))).rounded())
+
+            for page in [liveReport, savedReport] {
+                let shot = temporary("report") + ".png"
+                let check = try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/browser_check.py"), "report",
+                                                              page, shot], timeoutSeconds: 60)
+                #expect(check.exitCode == 0, "\(check)")
+                let seen = try #require(try JSONSerialization.jsonObject(with: Data(check.standardOutput.utf8))
+                                            as? [String: Any], "\(check)")
+                #expect(seen["ready"] as? Bool == true, "\(seen)")
+                #expect(seen["scripts"] as? Int == 0, "everything is inlined: \(seen)")
+                let canvases = seen["canvases"] as? [[String: Any]] ?? []
+                #expect(canvases.count == 6 && canvases.allSatisfy { $0["drawn"] as? Int ?? 0 > 2000 }, "\(canvases)")
+                let numbers = seen["numbers"] as? [String: String] ?? [:]
+                #expect(numbers["framesSent"] == String(sum("fps")), "\(numbers)")
+                #expect(numbers["framesDropped"] == String(sum("framesDropped")), "\(numbers)")
+                #expect(numbers["bytesSent"] == String(sum("bytesSent")), "\(numbers)")
+                #expect(numbers["statistics"] == String(statistics.count), "\(numbers)")
+                #expect(numbers["warnings"] == String(warnings) && numbers["errors"] == String(errors), "\(numbers)")
+                #expect(numbers["encoderKbps"] == "\(encoder.min() ?? 0) / \(encoderMean) / \(encoder.max() ?? 0)",
+                        "\(numbers)")
+                #expect(seen["timelineWarnings"] as? Int == warnings && seen["timelineErrors"] as? Int == errors,
+                        "every warning and error is on the timeline: \(seen)")
+                #expect(Int(sum("fps")) > 100, "a real run: \(sum("fps")) frames")
+            }
+        }
+
+        @Test func aFileWithoutEventsIsRefusedSayingHowToMakeOne() throws {
+            let input = temporary("notevents") + ".jsonl"
+            try "hello\nworld\n".write(toFile: input, atomically: true, encoding: .utf8)
+            let result = try ProcessRunner.run(livepush, ["report", input, temporary("out") + ".html"])
+            #expect(result.exitCode == 1)
+            #expect(result.standardError.contains("no LivePush events in the input (2 lines were not events); "
+                + "write them with --events FILE"), "\(result)")
+        }
+    }
+}

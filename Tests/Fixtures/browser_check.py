@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Drives headless Chromium (Debian's chromium) over the DevTools protocol on a pipe
+(--remote-debugging-pipe: fd 3 in, fd 4 out, NUL-separated JSON), Python standard library only.
+
+  browser_check.py dashboard URL OUT.png   open LivePush's dashboard during a push: charts grow,
+                                           the picture changes, the Pause button pauses, a wrong
+                                           token is refused; a screenshot to OUT.png
+  browser_check.py report FILE.html OUT.png   open a session report: its canvases drawn, its
+                                           numbers (every [data-key] cell); a screenshot
+
+Prints one JSON object with what it saw; exit status 0 unless the browser could not be driven.
+"""
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+
+class Browser:
+    def __init__(self, width=1400, height=1000):
+        to_chrome_r, self.to_chrome = os.pipe()
+        self.from_chrome, from_chrome_w = os.pipe()
+        self.profile = tempfile.mkdtemp(prefix="lp-chromium-")
+
+        def plumbing():
+            # Copies first (the pipe's own numbers may be 3 or 4), then into place, inheritable.
+            read_end, write_end = os.dup(to_chrome_r), os.dup(from_chrome_w)
+            os.dup2(read_end, 3)
+            os.dup2(write_end, 4)
+
+        self.process = subprocess.Popen(
+            ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+             "--no-first-run", "--user-data-dir=" + self.profile, f"--window-size={width},{height}", "about:blank"],
+            preexec_fn=plumbing, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self.next_id = 0
+        self.answers = {}
+        self.condition = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.session = None
+
+    def _read(self):
+        buffer = b""
+        while True:
+            chunk = os.read(self.from_chrome, 1 << 16)
+            if not chunk:
+                return
+            buffer += chunk
+            while b"\0" in buffer:
+                message, buffer = buffer.split(b"\0", 1)
+                data = json.loads(message)
+                if "id" in data:
+                    with self.condition:
+                        self.answers[data["id"]] = data
+                        self.condition.notify_all()
+
+    def call(self, method, params=None, session=True, timeout=30):
+        with self.condition:
+            self.next_id += 1
+            ident = self.next_id
+        message = {"id": ident, "method": method, "params": params or {}}
+        if session and self.session:
+            message["sessionId"] = self.session
+        os.write(self.to_chrome, json.dumps(message).encode() + b"\0")
+        deadline = time.time() + timeout
+        with self.condition:
+            while ident not in self.answers:
+                if not self.condition.wait(timeout=max(0, deadline - time.time())):
+                    raise RuntimeError(f"no answer to {method}")
+            answer = self.answers.pop(ident)
+        if "error" in answer:
+            raise RuntimeError(f"{method}: {answer['error']}")
+        return answer["result"]
+
+    def open(self, url):
+        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
+        self.call("Page.enable")
+        self.call("Page.navigate", {"url": url})
+
+    def evaluate(self, expression):
+        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in result:
+            return None
+        return result["result"].get("value")
+
+    def wait_for(self, expression, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.evaluate(expression):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def screenshot(self, path):
+        data = self.call("Page.captureScreenshot", {"format": "png"})["data"]
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(data))
+
+    def close(self):
+        try:
+            self.call("Browser.close", session=False, timeout=5)
+        except Exception:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# How many pixels of each canvas are drawn (not transparent): an empty chart has none.
+CANVASES = """Array.from(document.querySelectorAll('canvas')).map(c => {
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+  return {id: c.id, drawn: n, size: c.width * c.height};
+})"""
+
+# The preview picture shrunk to 16x9 grey levels: compared between two moments.
+PREVIEW = """(() => { const img = document.getElementById('preview');
+  if (!img.complete || !img.naturalWidth) return null;
+  const c = document.createElement('canvas'); c.width = 16; c.height = 9;
+  const g = c.getContext('2d'); g.drawImage(img, 0, 0, 16, 9);
+  const d = g.getImageData(0, 0, 16, 9).data; const out = [];
+  for (let i = 0; i < d.length; i += 4) out.push(Math.round((d[i] + d[i + 1] + d[i + 2]) / 3));
+  return out; })()"""
+
+
+def dashboard(url, screenshot):
+    report = {}
+    wrong = url.split("token=")[0] + "token=0123456789abcdef0123456789abcdef"
+    try:
+        urllib.request.urlopen(wrong, timeout=5)
+        report["wrongTokenStatus"] = 200
+    except urllib.error.HTTPError as error:
+        report["wrongTokenStatus"] = error.code
+    browser = Browser()
+    try:
+        browser.open(wrong)
+        browser.wait_for("document.readyState === 'complete'", 10)
+        report["wrongTokenText"] = browser.evaluate("document.body.innerText")
+        browser.open(url)
+        report["loaded"] = browser.wait_for(
+            "window.livepushDashboard && livepushDashboard.points >= 2 && livepushDashboard.previewLoads >= 1", 20)
+        report["points1"] = browser.evaluate("livepushDashboard.points")
+        report["datasetPoints1"] = browser.evaluate(
+            "livepushDashboard.charts['chart-bitrate'].data.datasets[0].data.length")
+        preview1 = browser.evaluate(PREVIEW)
+        time.sleep(3)
+        report["points2"] = browser.evaluate("livepushDashboard.points")
+        report["datasetPoints2"] = browser.evaluate(
+            "livepushDashboard.charts['chart-bitrate'].data.datasets[0].data.length")
+        preview2 = browser.evaluate(PREVIEW)
+        report["previewSeen"] = preview1 is not None and preview2 is not None
+        report["previewDifference"] = (sum(abs(a - b) for a, b in zip(preview1, preview2))
+                                       if report["previewSeen"] else 0)
+        report["canvases"] = browser.evaluate(CANVASES)
+        browser.evaluate("document.getElementById('pause').click()")
+        report["pausedInStatus"] = browser.wait_for(
+            "livepushDashboard.lastStatus && livepushDashboard.lastStatus.paused === true", 10)
+        report["answer"] = browser.evaluate("livepushDashboard.lastAnswer")
+        report["pausedAtMonotonicS"] = time.monotonic()
+        time.sleep(3)
+        report["stateText"] = browser.evaluate("document.getElementById('state').textContent")
+        browser.screenshot(screenshot)
+    finally:
+        browser.close()
+    return report
+
+
+def report_page(path, screenshot):
+    browser = Browser(1300, 1800)
+    result = {}
+    try:
+        browser.open("file://" + os.path.abspath(path))
+        result["ready"] = browser.wait_for("window.livepushReport && livepushReport.ready === true", 20)
+        result["canvases"] = browser.evaluate(CANVASES)
+        result["numbers"] = browser.evaluate(
+            "Object.fromEntries(Array.from(document.querySelectorAll('[data-key]')).map(e => [e.dataset.key, e.textContent]))")
+        result["timelineItems"] = browser.evaluate("document.querySelectorAll('#timeline li').length")
+        result["timelineWarnings"] = browser.evaluate("document.querySelectorAll('#timeline li.warning').length")
+        result["timelineErrors"] = browser.evaluate("document.querySelectorAll('#timeline li.error').length")
+        result["scripts"] = browser.evaluate("Array.from(document.scripts).filter(s => s.src).length")
+        browser.screenshot(screenshot)
+    finally:
+        browser.close()
+    return result
+
+
+if __name__ == "__main__":
+    mode, target, out = sys.argv[1:4]
+    print(json.dumps(dashboard(target, out) if mode == "dashboard" else report_page(target, out)))
