@@ -6,7 +6,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 RELEASE_BIN = .build/release
 
-.PHONY: all bootstrap build run test bench soak fuzz clean
+.PHONY: all bootstrap build run test bench soak fuzz clean install uninstall
 
 all: build
 
@@ -64,18 +64,49 @@ soak: build
 clean:
 	rm -rf .build
 
-# Install for helper authors and users: the protocol header, its pkg-config file, and the
-# release executables when they are built.
-#   make install [PREFIX=/usr/local] [DESTDIR=/staging]     make uninstall (same variables)
-PREFIX ?= /usr/local
-INSTALL ?= install
-PC_DIR = $(DESTDIR)$(PREFIX)/lib/pkgconfig
+# liblivepush-capture: the helper side of Capture Link as a C11 library (protocol/lib/, libc
+# only), with a versioned soname. LIB_CFLAGS adds flags (the tests build it under ASan+UBSan).
+LIB_MAJOR = 1
+LIB_VERSION = 1.0.0
+LIB_DIR = .build/liblivepush-capture
+LIB_SOURCES = protocol/lib/lpc_wire.c protocol/lib/lpc_helper.c protocol/lib/lpc_connect.c
+LIB_HEADERS = protocol/livepush_capture.h protocol/livepush_capture_helper.h protocol/lib/lpc_wire.h \
+    protocol/lib/lpc_session.h
+LIB_CC ?= cc
+LIB_CFLAGS ?=
+LIB_SO = $(LIB_DIR)/liblivepush-capture.so.$(LIB_VERSION)
 
-install: build
-	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include $(PC_DIR)
+.PHONY: lib install-lib
+lib: $(LIB_SO)
+
+$(LIB_SO): $(LIB_SOURCES) $(LIB_HEADERS) Makefile
+	@mkdir -p $(LIB_DIR)
+	$(LIB_CC) -std=c11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -Iprotocol $(LIB_CFLAGS) -shared \
+	    -Wl,-soname,liblivepush-capture.so.$(LIB_MAJOR) -o $@ $(LIB_SOURCES)
+	ln -sf liblivepush-capture.so.$(LIB_VERSION) $(LIB_DIR)/liblivepush-capture.so.$(LIB_MAJOR)
+	ln -sf liblivepush-capture.so.$(LIB_MAJOR) $(LIB_DIR)/liblivepush-capture.so
+
+# Install for helper authors and users: the protocol headers, liblivepush-capture, its
+# pkg-config file, and the release executables when they are built.
+#   make install [PREFIX=/usr/local] [DESTDIR=/staging]     make uninstall (same variables)
+#   make install-lib: the library, headers and pkg-config file only (no Swift build)
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INSTALL ?= install
+PC_DIR = $(DESTDIR)$(LIBDIR)/pkgconfig
+
+install-lib: $(LIB_SO)
+	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include $(PC_DIR) $(DESTDIR)$(LIBDIR)
 	$(INSTALL) -m 644 protocol/livepush_capture.h $(DESTDIR)$(PREFIX)/include/livepush_capture.h
-	sed -e 's|@PREFIX@|$(PREFIX)|g' protocol/livepush-capture.pc.in > $(PC_DIR)/livepush-capture.pc
+	$(INSTALL) -m 644 protocol/livepush_capture_helper.h $(DESTDIR)$(PREFIX)/include/livepush_capture_helper.h
+	$(INSTALL) -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/liblivepush-capture.so.$(LIB_VERSION)
+	ln -sf liblivepush-capture.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/liblivepush-capture.so.$(LIB_MAJOR)
+	ln -sf liblivepush-capture.so.$(LIB_MAJOR) $(DESTDIR)$(LIBDIR)/liblivepush-capture.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
+	    protocol/livepush-capture.pc.in > $(PC_DIR)/livepush-capture.pc
 	chmod 644 $(PC_DIR)/livepush-capture.pc
+
+install: build install-lib
 	@for exe in livepush livepush-capture; do \
 	    if [ -x $(RELEASE_BIN)/$$exe ]; then \
 	        $(INSTALL) -d $(DESTDIR)$(PREFIX)/bin && \
@@ -87,5 +118,7 @@ install: build
 	done
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/include/livepush_capture.h $(PC_DIR)/livepush-capture.pc
+	rm -f $(DESTDIR)$(PREFIX)/include/livepush_capture.h $(DESTDIR)$(PREFIX)/include/livepush_capture_helper.h
+	rm -f $(DESTDIR)$(LIBDIR)/liblivepush-capture.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/liblivepush-capture.so.$(LIB_MAJOR)
+	rm -f $(DESTDIR)$(LIBDIR)/liblivepush-capture.so $(PC_DIR)/livepush-capture.pc
 	rm -f $(DESTDIR)$(PREFIX)/bin/livepush $(DESTDIR)$(PREFIX)/bin/livepush-capture
