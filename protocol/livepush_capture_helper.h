@@ -85,17 +85,19 @@ typedef struct lpc_helper_options {
     uint32_t connect_retry_ms;  /* 0: LPC_CONNECT_RETRY_MS_DEFAULT (SPEC §3.4) */
     const char *socket_path;    /* NULL: from the group and XDG_RUNTIME_DIR (SPEC §3.2) */
     const char *start_info;     /* START's JSON object; NULL: "{}" */
+    uint32_t fps;               /* 0: pace at the pusher's rate (WELCOME, then CONFIG); else this rate */
 } lpc_helper_options;
 
 #define LPC_HELPER_OPTIONS_INIT \
-    { "lpc-helper", "1.0", LPC_FORMAT_BIT(LPC_FORMAT_BGRX), LPC_FORMAT_BGRX, 1920, 1080, 0, 0, 0, NULL, NULL }
+    { "lpc-helper", "1.0", LPC_FORMAT_BIT(LPC_FORMAT_BGRX), LPC_FORMAT_BGRX, 1920, 1080, 0, 0, 0, NULL, NULL, 0 }
 
 /* A slot the helper owns, with a frame laid out for it (format, size, strides, offsets). */
 typedef struct lpc_slot {
     uint32_t index;   /* the slot's index in the ring */
     uint8_t *data;    /* its first byte; plane p starts at data + frame.plane_offset[p] */
     uint64_t bytes;   /* its size */
-    lpc_frame frame;  /* filled by acquire; change it with lpc_frame_layout(); pts_ns = acquire time */
+    lpc_frame frame;  /* filled by acquire (pts_ns = now, sequence = the one submit will send); see
+                         lpc_frame_layout() to change the format or size */
 } lpc_slot;
 
 /* Connects to the pusher of `group` (NULL: $LIVEPUSH_CAPTURE_GROUP, else "default"), retrying

@@ -246,9 +246,9 @@ int lpc_helper_connect(lpc_helper **out, const char *group, const lpc_helper_opt
         rc = lpc__set_error(h, LPC_E_INVALID, "group '%.80s' is not a group name: use 1 to 64 of A-Z a-z 0-9 . _ -",
                             group);
     else if (h->options.format > 31 || !(h->options.pixel_formats & LPC_FORMAT_BIT(h->options.format)) ||
-             h->options.max_width < 1 || h->options.max_height < 1)
+             h->options.max_width < 1 || h->options.max_height < 1 || h->options.fps > 240)
         rc = lpc__set_error(h, LPC_E_INVALID, "options: format %" PRIu32 " must be in pixel_formats 0x%" PRIx32
-                            " and max_width x max_height (%" PRIu32 "x%" PRIu32 ") at least 1x1", h->options.format,
+                            " and max_width x max_height (%" PRIu32 "x%" PRIu32 ") at least 1x1, fps 0..240", h->options.format,
                             h->options.pixel_formats, h->options.max_width, h->options.max_height);
     if (rc == LPC_OK) {
         strcpy(h->group, group);

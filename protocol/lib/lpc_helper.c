@@ -311,8 +311,9 @@ int lpc_helper_wait_frame(lpc_helper *h)
     if (events < 0)
         return events;
     uint64_t now = lpc_now_ns();
-    if (h->pace_fps != h->config.fps) { /* a new rate applies from the next frame */
-        h->pace_fps = h->config.fps;
+    uint32_t fps = h->options.fps != 0 ? h->options.fps : h->config.fps;
+    if (h->pace_fps != fps) { /* a new rate applies from the next frame */
+        h->pace_fps = fps;
         h->pace_t0_ns = now;
         h->pace_count = 0;
     }
@@ -338,7 +339,7 @@ int lpc_helper_wait_frame(lpc_helper *h)
         if (rc < 0)
             return rc;
         events |= rc;
-        if (h->pace_fps != h->config.fps)
+        if (h->options.fps == 0 && h->pace_fps != h->config.fps)
             break; /* CONFIG changed the rate: the caller sends a frame now, the new rate follows */
     }
     h->pace_count++;
@@ -391,6 +392,7 @@ int lpc_helper_acquire(lpc_helper *h, lpc_slot *slot)
                          PRIu64 " bytes", h->options.format, w, hh, slot->bytes);
     slot->frame.slot = found;
     slot->frame.pts_ns = lpc_now_ns();
+    slot->frame.sequence = h->sequence + 1;
     return LPC_OK;
 }
 
