@@ -71,4 +71,25 @@ import TestSupport
         #expect(!result.standardError.contains("Sanitizer"), "\(result)")
         #expect(!result.standardError.contains("runtime error"), "\(result)")
     }
+
+    @Test(.timeLimit(.minutes(3)))
+    func pythonPackageInstalledWithPipRunsTheMinimalHelperThroughCheckHelper() throws {
+        let source = try String(contentsOfFile: Repository.path("tools/examples/minimal_helper.py"), encoding: .utf8)
+        #expect(source.split(separator: "\n", omittingEmptySubsequences: false).count <= 41)  // 40 lines + final newline
+        let site = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("lpc-site")).path
+        defer { try? FileManager.default.removeItem(atPath: site) }
+        let pip = try ProcessRunner.run("python3", [
+            "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check", "--target", site,
+            Repository.path("protocol/python"),
+        ], timeoutSeconds: 120)
+        try #require(pip.exitCode == 0, "\(pip)")
+        #expect(FileManager.default.fileExists(atPath: "\(site)/livepush_capture/_session.py"))
+        let result = try ProcessRunner.run(livepush, [
+            "check-helper", "--seconds", "2", "--", "python3", Repository.path("tools/examples/minimal_helper.py"),
+            "{group}",
+        ], environment: ["PYTHONPATH": site], timeoutSeconds: 60)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.standardOutput.contains("check-helper: all rules pass"), "\(result)")
+        #expect(result.standardOutput.contains("HELLO: minimal-helper-py 1.0"), "\(result)")
+    }
 }
