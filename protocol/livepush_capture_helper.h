@@ -157,7 +157,8 @@ LPC_API const lpc_config *lpc_helper_config(const lpc_helper *h);   /* WELCOME's
 LPC_API uint64_t lpc_helper_frames_dropped(const lpc_helper *h);
 
 /* The last failure in words (never NULL), the code of a REJECT/ERROR received (0 if none),
- * and the exit status the SPEC asks for (§12.7): 0 after STOP or a planned FINISH, else 1. */
+ * and the exit status the SPEC asks for (§12.9): 0 after STOP or a planned FINISH (USER, DONE,
+ * SOURCE_CLOSED), else 1. */
 LPC_API const char *lpc_helper_error(const lpc_helper *h);
 LPC_API uint32_t lpc_helper_peer_code(const lpc_helper *h);
 LPC_API int lpc_helper_exit_status(const lpc_helper *h);

@@ -90,20 +90,25 @@ final class CheckSession: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         guard !process.isRunning else {
-            process.terminate()
-            process.waitUntilExit()
+            kill(process: process)
             return nil
         }
         return process.terminationStatus
     }
 
+    /// SIGTERM, then SIGKILL after 1 s (a helper may ignore SIGTERM: it may have inherited SIG_IGN).
+    private func kill(process: Process) {
+        process.terminate()
+        let deadline = Date().addingTimeInterval(1)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
     /// Stops the endpoint and the helper, removes the private directory.
     func finish() {
         endpoint.stop()
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        if process.isRunning { kill(process: process) }
         try? FileManager.default.removeItem(atPath: runtime)
     }
 

@@ -517,7 +517,8 @@ int lpc_helper_finish(lpc_helper *h, uint32_t code, const char *text)
         lpc__linger_and_close(h, false); /* no session yet: nothing to finish (SPEC §12.8) */
         return lpc__end_session(h, lpc__set_error(h, LPC_FINISHED, "closed before WELCOME"));
     }
-    h->planned_end = code != LPC_FINISH_ERROR;
+    /* SPEC §12.9: a planned end exits 0; a lost source, a restart or an error does not. */
+    h->planned_end = code == LPC_FINISH_USER || code == LPC_FINISH_DONE || code == LPC_FINISH_SOURCE_CLOSED;
     rc = lpc__send_finish(h, code, text == NULL ? "" : text, true);
     lpc__set_error(h, LPC_FINISHED, "finished (reason %" PRIu32 ": %s)", code, text == NULL ? "" : text);
     lpc__end_session(h, LPC_FINISHED);

@@ -182,7 +182,7 @@ static int run(struct pattern *p, lpc_helper *h)
                 if (rc < 0)
                     break;
                 if (p->frame_limit != 0 && ++p->frames_sent >= p->frame_limit) {
-                    lpc_helper_finish(h, LPC_FINISH_USER, "done");
+                    lpc_helper_finish(h, LPC_FINISH_DONE, "sent the frames asked for");
                     return 0;
                 }
             } else if (rc != LPC_E_NO_SLOT) {

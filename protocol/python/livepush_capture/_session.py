@@ -493,8 +493,8 @@ class Helper:
         if self.state == 'CLOSED':
             return 1
         try:
-            self._end(w.LPC_FINISHED, 'finished (reason %d: %s)' % (code, text), planned=code != w.FINISH_ERROR,
-                      finish=(code, text))
+            planned = code in (w.FINISH_USER, w.FINISH_DONE, w.FINISH_SOURCE_CLOSED)  # SPEC §12.9
+            self._end(w.LPC_FINISHED, 'finished (reason %d: %s)' % (code, text), planned=planned, finish=(code, text))
         except SessionEnded as end:
             return end.exit_status
 
