@@ -20,6 +20,12 @@ public enum Repository {
                                        flags: ["-I", Repository.path("protocol")] + helperLibrarySources)
     }
 
+    /// Compiles the colour-bars helper fixture (Tests/Fixtures/colour-bars-helper.c) on liblivepush-capture.
+    public static func colourBarsHelper() throws -> String {
+        try CProgramBuilds.shared.path(source: "Tests/Fixtures/colour-bars-helper.c",
+                                       flags: ["-I", Repository.path("protocol")] + helperLibrarySources)
+    }
+
     /// Compiles the X11 test client that paints known pixels (tools/testclients/x11-paint.c).
     public static func x11Painter() throws -> String {
         try CProgramBuilds.shared.path(source: "tools/testclients/x11-paint.c", flags: [], libraries: ["-lxcb"])

@@ -1,0 +1,50 @@
+import Foundation
+import LivePush
+import Testing
+import TestSupport
+
+/// Colour end to end, in every pixel format a helper may send: pure red, green, blue and white
+/// bars (sRGB for the RGB formats, BT.709 limited range for NV12 and I420, as SPEC §8.1 says)
+/// go through the pusher into a recording, and ffmpeg decodes the same primaries, within 4 levels.
+@Suite struct ColourTests {
+    final class Recorder: LivePusherObserver, @unchecked Sendable {
+        let completed = DispatchSemaphore(value: 0)
+        func onLocalRecordComplete(code: Int32, storagePath: String) { completed.signal() }
+    }
+
+    static let bars: [(name: String, rgb: [Int])] = [
+        ("red", [255, 0, 0]), ("green", [0, 255, 0]), ("blue", [0, 0, 255]), ("white", [255, 255, 255]),
+    ]
+
+    @Test(.timeLimit(.minutes(2)), arguments: ["bgrx", "bgra", "rgbx", "rgba", "nv12", "i420"])
+    func primariesArriveAsSentInEveryPixelFormat(format: String) throws {
+        let runtime = privateRuntimeDirectory()
+        let group = UniqueName.make("colour")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("colour")).path + ".mp4"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var config = LivePushConfig()
+        config.resolution = .size(width: 640, height: 360)
+        config.fps = 30
+        let observer = Recorder()
+        let pusher = try LivePusher(config: config, observer: observer)
+        try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        let helper = try ProcessRunner.start(try Repository.colourBarsHelper(), [
+            "--group", group, "--format", format, "--frames", "60",
+        ], environment: ["XDG_RUNTIME_DIR": runtime])
+        let result = helper.finish()
+        #expect(result.exitCode == 0, "\(result)")
+        pusher.stopLocalRecording()
+        #expect(observer.completed.wait(timeout: .now() + 10) == .success)
+        pusher.destroy()
+
+        let rgb = try MediaProbe.decodedRGB(path, frame: 40)
+        try #require(rgb.count == 640 * 360 * 3, "decoded \(rgb.count) bytes")
+        for (index, bar) in Self.bars.enumerated() {
+            let x = index * 160 + 80, y = 180
+            let offset = (y * 640 + x) * 3
+            let got = [Int(rgb[offset]), Int(rgb[offset + 1]), Int(rgb[offset + 2])]
+            #expect(zip(got, bar.rgb).allSatisfy { abs($0 - $1) <= 4 }, "\(format) \(bar.name): decoded \(got)")
+        }
+    }
+}
