@@ -3,8 +3,4 @@
 #ifndef LIVEPUSH_CYUV_H
 #define LIVEPUSH_CYUV_H
 #include <libyuv.h>
-
-// The BT.709 limited-range constants by address: Swift would copy the (32-byte aligned)
-// struct to pass a pointer to it, and libyuv's SIMD rows load it with aligned instructions.
-static inline const struct YuvConstants *CYUV_BT709Constants(void) { return &kYuvH709Constants; }
 #endif

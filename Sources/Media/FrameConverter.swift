@@ -14,13 +14,14 @@ public enum ScaleMode: String, Sendable, CaseIterable {
 /// with libyuv's SIMD code: ARGBToI420 (BT.601, limited range) straight into the frame when
 /// the sizes match, else into a reused intermediate picture that I420Scale (bilinear) then
 /// scales into place. NV12 and I420 sources are BT.709 limited range (Capture Link SPEC §8.1):
-/// they are converted to the output's BT.601 through a reused ARGB picture (NV12ToARGBMatrix or
-/// I420ToARGBMatrix with libyuv's BT.709 constants, then ARGBToI420), so that their colours
-/// decode as sent. Not thread-safe; one converter per pipeline.
+/// they are converted to the output's BT.601 through a reused BGRA picture (libswscale with the
+/// BT.709 coefficients, `BT709Converter`, then ARGBToI420), so that their colours decode as
+/// sent. Not thread-safe; one converter per pipeline.
 public final class FrameConverter {
     public let scaleMode: ScaleMode
     private var intermediate: VideoFrame?
-    /// BT.709 YUV sources go through this ARGB picture on their way to BT.601 (reused).
+    /// BT.709 YUV sources go through this BGRA picture on their way to BT.601 (reused).
+    private let bt709 = BT709Converter()
     private var argb: UnsafeMutableRawBufferPointer?
     private var argbStride = 0
     /// The geometry black bars were last painted for, so they are painted once, not per frame.
@@ -136,22 +137,20 @@ public final class FrameConverter {
                                     target.vStride, width, height)
             }
         case .nv12, .i420:
-            // BT.709 in, BT.601 out: through ARGB with libyuv's BT.709 constants.
+            // BT.709 in, BT.601 out: through BGRA.
             let buffer = argbPicture(width: area.width, height: area.height)
             let stride = Int32(argbStride)
             if picture.format == .nv12 {
-                function = "NV12ToARGBMatrix"
                 let yStride = picture.strides[0], uvStride = picture.strides[1]
-                result = NV12ToARGBMatrix(picture.base(0) + area.y * yStride + area.x, Int32(yStride),
-                                          picture.base(1) + area.y / 2 * uvStride + area.x, Int32(uvStride),
-                                          buffer, stride, CYUV_BT709Constants(), width, height)
+                try bt709.convert(nv12: true, first: (picture.base(0) + area.y * yStride + area.x, Int32(yStride)),
+                                  second: (picture.base(1) + area.y / 2 * uvStride + area.x, Int32(uvStride)),
+                                  third: nil, width: area.width, height: area.height, into: buffer, stride: stride)
             } else {
-                function = "I420ToARGBMatrix"
                 let planes = picture.i420Planes(area: area)
-                result = I420ToARGBMatrix(planes.0, planes.1, planes.2, planes.3, planes.4, planes.5, buffer, stride,
-                                          CYUV_BT709Constants(), width, height)
+                try bt709.convert(nv12: false, first: (planes.0, planes.1), second: (planes.2, planes.3),
+                                  third: (planes.4, planes.5), width: area.width, height: area.height, into: buffer,
+                                  stride: stride)
             }
-            if result != 0 { throw .libyuvFailed(function: function, result: result) }
             let converted = ARGBToI420(buffer, stride, target.y, target.yStride, target.u, target.uStride, target.v,
                                        target.vStride, width, height)
             if converted != 0 { throw .libyuvFailed(function: "ARGBToI420", result: converted) }
@@ -167,7 +166,8 @@ public final class FrameConverter {
             return argb.baseAddress!.assumingMemoryBound(to: UInt8.self)
         }
         argb?.deallocate()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: stride * height, alignment: 64)
+        // Room past the last row: swscale's vector code may write a little beyond it.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: stride * height + 256, alignment: 64)
         argb = buffer
         argbStride = stride
         return buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)

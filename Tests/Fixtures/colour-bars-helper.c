@@ -100,10 +100,12 @@ int main(int argc, char **argv)
             break;
         sent++;
     }
-    if (sent < frames) { /* the session ended first */
-        fprintf(stderr, "colour-bars-helper: %s\n", lpc_helper_error(h));
+    if (sent < frames) { /* the session ended first: 0 after STOP (SPEC §12.9), else 1 */
+        int status = lpc_helper_exit_status(h);
+        if (status != 0)
+            fprintf(stderr, "colour-bars-helper: %s\n", lpc_helper_error(h));
         lpc_helper_close(h);
-        return 1;
+        return status;
     }
     lpc_helper_finish(h, LPC_FINISH_DONE, "sent the colour bars");
     int status = lpc_helper_exit_status(h);

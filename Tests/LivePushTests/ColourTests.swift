@@ -8,8 +8,15 @@ import TestSupport
 /// go through the pusher into a recording, and ffmpeg decodes the same primaries, within 4 levels.
 @Suite struct ColourTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
+        let lock = NSLock()
+        var firstFrameAtMs: Int?
+        var recordedMs = 0
         let completed = DispatchSemaphore(value: 0)
+        func onCaptureFirstVideoFrame() { lock.withLock { firstFrameAtMs = recordedMs } }
+        func onLocalRecording(durationMs: Int, storagePath: String) { lock.withLock { recordedMs = durationMs } }
         func onLocalRecordComplete(code: Int32, storagePath: String) { completed.signal() }
+        /// Milliseconds recorded since the helper's first frame arrived (nil before it).
+        var msSinceFirstFrame: Int? { lock.withLock { firstFrameAtMs.map { recordedMs - $0 } } }
     }
 
     static let bars: [(name: String, rgb: [Int])] = [
@@ -28,17 +35,26 @@ import TestSupport
         let observer = Recorder()
         let pusher = try LivePusher(config: config, observer: observer)
         try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
-        #expect(pusher.startLocalRecording(path: path) == 0)
+        #expect(pusher.startLocalRecording(path: path, progressIntervalMs: 100) == 0)
         let helper = try ProcessRunner.start(try Repository.colourBarsHelper(), [
-            "--group", group, "--format", format, "--frames", "60",
+            "--group", group, "--format", format, "--frames", "100000",
         ], environment: ["XDG_RUNTIME_DIR": runtime])
-        let result = helper.finish()
-        #expect(result.exitCode == 0, "\(result)")
+        // 1.5 s of the helper's bars in the file, then the recording ends while they still arrive.
+        let deadline = Date().addingTimeInterval(30)
+        while (observer.msSinceFirstFrame ?? 0) < 1500 && helper.isRunning && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect((observer.msSinceFirstFrame ?? 0) >= 1500, "the helper's frames did not arrive: \(helper.errorSoFar)")
         pusher.stopLocalRecording()
         #expect(observer.completed.wait(timeout: .now() + 10) == .success)
-        pusher.destroy()
+        pusher.destroy()  // STOP: the helper finishes and exits 0 (a signal may be blocked in a test's children)
+        let result = helper.finish()
+        #expect(result.exitCode == 0, "\(result)")
 
-        let rgb = try MediaProbe.decodedRGB(path, frame: 40)
+        // Near the end: the recording starts before the helper connects (black until then).
+        let frames = Int(try MediaProbe.videoStream(path)["nb_read_frames"] ?? "") ?? 0
+        try #require(frames >= 10, "only \(frames) frames recorded")
+        let rgb = try MediaProbe.decodedRGB(path, frame: frames - 5)
         try #require(rgb.count == 640 * 360 * 3, "decoded \(rgb.count) bytes")
         for (index, bar) in Self.bars.enumerated() {
             let x = index * 160 + 80, y = 180
