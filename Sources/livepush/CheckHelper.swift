@@ -174,7 +174,7 @@ enum CheckHelper {
             }
             for probe in probes { line(probe.pass, probe.name, probe.detail) }
             if probesEnded {
-                print("--    STOP: not checked; the session ended at the path above")
+                print("--    STOP: not checked; the path above failed")
             } else if sessionEndedEarly {
                 if let finished = seen.finished {
                     line(true, "FINISH", "the helper finished on its own (reason \(finished.code): \(finished.text))")

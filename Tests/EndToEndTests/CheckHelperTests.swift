@@ -62,6 +62,18 @@ import TestSupport
         for line in Self.pathLines { #expect(result.standardOutput.contains(line), "\(line)\n\(result)") }
     }
 
+    /// Our own X11 helper handles every path too (CONFIG's smaller maximum: it crops).
+    @Test(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"), .timeLimit(.minutes(2)))
+    func livepushCapturePassesEveryRuleAndPath() throws {
+        let result = try ProcessRunner.run(livepush, [
+            "check-helper", "--seconds", "2", "--", BuiltProducts.path("livepush-capture"), "--group", "{group}",
+            "--display", try TestEnvironment.display(),
+        ], timeoutSeconds: 90)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(Self.failedRules(result.standardOutput).isEmpty, "\(result)")
+        for line in Self.pathLines { #expect(result.standardOutput.contains(line), "\(line)\n\(result)") }
+    }
+
     @Test(arguments: hostileCases)
     func hostileHelperFailsTheRuleItBreaks(hostileCase: String, expectedRule: String) throws {
         let result = try ProcessRunner.run(livepush, [
