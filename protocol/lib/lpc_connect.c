@@ -130,8 +130,9 @@ static int send_hello(lpc_helper *h)
                               "most %u", LPC_NAME_BYTES - 1, LPC_VERSION_BYTES - 1);
     memcpy(hello->helper_name, name, strlen(name));
     memcpy(hello->helper_version, version, strlen(version));
-    int rc = lpc__send_message(h, LPC_HELLO, hello, sizeof *hello);
-    /* A pusher may REJECT before reading HELLO (SPEC §3.5): EPIPE here, but the REJECT is queued. */
+    int rc = lpc__send_only(h, LPC_HELLO, hello, sizeof *hello);
+    /* A pusher may REJECT before reading HELLO (SPEC §3.5): EPIPE here, but the REJECT is queued
+     * and await_welcome reads it (or the end of file). */
     return rc == LPC_E_CLOSED ? LPC_OK : rc;
 }
 

@@ -121,6 +121,11 @@ static int send_datagram(lpc_helper *h, size_t bytes)
     }
 }
 
+int lpc__send_only(lpc_helper *h, uint16_t type, const void *payload, size_t bytes)
+{
+    return send_datagram(h, lpc_wire_encode(h->out, type, payload, bytes));
+}
+
 int lpc__send_message(lpc_helper *h, uint16_t type, const void *payload, size_t bytes)
 {
     int rc = send_datagram(h, lpc_wire_encode(h->out, type, payload, bytes));

@@ -54,6 +54,8 @@ LPC_INTERNAL int lpc__set_error(lpc_helper *h, int status, const char *format, .
 LPC_INTERNAL void lpc__linger_and_close(lpc_helper *h, bool linger);
 LPC_INTERNAL int lpc__end_session(lpc_helper *h, int status);
 LPC_INTERNAL int lpc__send_message(lpc_helper *h, uint16_t type, const void *payload, size_t bytes);
+/* Sends without ending the session on failure (HELLO: a REJECT may be queued behind EPIPE). */
+LPC_INTERNAL int lpc__send_only(lpc_helper *h, uint16_t type, const void *payload, size_t bytes);
 LPC_INTERNAL int lpc__send_finish(lpc_helper *h, uint32_t code, const char *text, bool linger);
 LPC_INTERNAL int lpc__pusher_fault(lpc_helper *h, int status, const lpc_fault *f);
 LPC_INTERNAL int lpc__receive(lpc_helper *h, lpc_message *m, int *ring_fd);
