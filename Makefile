@@ -105,6 +105,8 @@ install-lib: $(LIB_SO)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
 	    protocol/livepush-capture.pc.in > $(PC_DIR)/livepush-capture.pc
 	chmod 644 $(PC_DIR)/livepush-capture.pc
+	@# The dynamic linker finds a new library in /usr/local/lib only after ldconfig.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 install: build install-lib
 	@for exe in livepush livepush-capture; do \
