@@ -106,7 +106,8 @@ install-lib: $(LIB_SO)
 	    protocol/livepush-capture.pc.in > $(PC_DIR)/livepush-capture.pc
 	chmod 644 $(PC_DIR)/livepush-capture.pc
 	@# The dynamic linker finds a new library in /usr/local/lib only after ldconfig.
-	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	@if [ -z "$(DESTDIR)" ] && [ "$(LIBDIR)" = /usr/local/lib ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
+	    ldconfig; fi
 
 install: build install-lib
 	@for exe in livepush livepush-capture; do \
