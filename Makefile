@@ -68,13 +68,38 @@ soak: build
 clean:
 	rm -rf .build
 
-# Install for helper authors and users: the protocol header, its pkg-config file, and the
-# release executables with their man pages, bash and zsh completions and the user service.
+# liblivepush-capture: the helper side of Capture Link as a C11 library (protocol/lib/, libc
+# only), with a versioned soname. LIB_CFLAGS adds flags (the tests build it under ASan+UBSan).
+LIB_MAJOR = 1
+LIB_VERSION = 1.0.0
+LIB_DIR = .build/liblivepush-capture
+LIB_SOURCES = protocol/lib/lpc_wire.c protocol/lib/lpc_helper.c protocol/lib/lpc_connect.c
+LIB_HEADERS = protocol/livepush_capture.h protocol/livepush_capture_helper.h protocol/lib/lpc_wire.h \
+    protocol/lib/lpc_session.h
+LIB_CC ?= cc
+LIB_CFLAGS ?=
+LIB_SO = $(LIB_DIR)/liblivepush-capture.so.$(LIB_VERSION)
+
+.PHONY: lib install-lib
+lib: $(LIB_SO)
+
+$(LIB_SO): $(LIB_SOURCES) $(LIB_HEADERS) Makefile
+	@mkdir -p $(LIB_DIR)
+	$(LIB_CC) -std=c11 -Wall -Wextra -Werror -O2 -g -fPIC -fvisibility=hidden -Iprotocol $(LIB_CFLAGS) -shared \
+	    -Wl,-soname,liblivepush-capture.so.$(LIB_MAJOR) -o $@ $(LIB_SOURCES)
+	ln -sf liblivepush-capture.so.$(LIB_VERSION) $(LIB_DIR)/liblivepush-capture.so.$(LIB_MAJOR)
+	ln -sf liblivepush-capture.so.$(LIB_MAJOR) $(LIB_DIR)/liblivepush-capture.so
+
+# Install for helper authors and users: the protocol headers, liblivepush-capture and its
+# pkg-config file (install-lib), and the release executables with their man pages, bash and zsh
+# completions, the user service, the dashboard's files and the docs (install-files).
 #   make install [PREFIX=/usr/local] [DESTDIR=/staging]     make uninstall (same variables)
-# install-files copies what is built without building (make deb uses it on its static build).
+#   make install-lib: the library, headers and pkg-config file only (no Swift build)
+#   install-files copies what is built without building (make deb uses it on its static build).
 PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
 INSTALL ?= install
-PC_DIR = $(DESTDIR)$(PREFIX)/lib/pkgconfig
+PC_DIR = $(DESTDIR)$(LIBDIR)/pkgconfig
 MAN_DIR = $(DESTDIR)$(PREFIX)/share/man/man1
 BASH_COMPLETION_DIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETION_DIR = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
@@ -82,13 +107,23 @@ USER_UNIT_DIR = $(DESTDIR)$(PREFIX)/lib/systemd/user
 DOC_DIR = $(DESTDIR)$(PREFIX)/share/doc/livepush
 MAN_GZIP ?=
 
-install: build install-files
+install-lib: $(LIB_SO)
+	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include $(PC_DIR) $(DESTDIR)$(LIBDIR)
+	$(INSTALL) -m 644 protocol/livepush_capture.h $(DESTDIR)$(PREFIX)/include/livepush_capture.h
+	$(INSTALL) -m 644 protocol/livepush_capture_helper.h $(DESTDIR)$(PREFIX)/include/livepush_capture_helper.h
+	$(INSTALL) -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/liblivepush-capture.so.$(LIB_VERSION)
+	ln -sf liblivepush-capture.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/liblivepush-capture.so.$(LIB_MAJOR)
+	ln -sf liblivepush-capture.so.$(LIB_MAJOR) $(DESTDIR)$(LIBDIR)/liblivepush-capture.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(LIB_VERSION)|g' \
+	    protocol/livepush-capture.pc.in > $(PC_DIR)/livepush-capture.pc
+	chmod 644 $(PC_DIR)/livepush-capture.pc
+	@# The dynamic linker finds a new library in /usr/local/lib only after ldconfig.
+	@if [ -z "$(DESTDIR)" ] && [ "$(LIBDIR)" = /usr/local/lib ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
+	    ldconfig; fi
+
+install: build install-lib install-files
 
 install-files:
-	$(INSTALL) -d $(DESTDIR)$(PREFIX)/include $(PC_DIR)
-	$(INSTALL) -m 644 protocol/livepush_capture.h $(DESTDIR)$(PREFIX)/include/livepush_capture.h
-	sed -e 's|@PREFIX@|$(PREFIX)|g' protocol/livepush-capture.pc.in > $(PC_DIR)/livepush-capture.pc
-	chmod 644 $(PC_DIR)/livepush-capture.pc
 	$(INSTALL) -d $(DOC_DIR)
 	$(INSTALL) -m 644 README.md docs/*.md protocol/SPEC.md $(DOC_DIR)/
 	@for exe in livepush livepush-capture; do \
@@ -116,7 +151,9 @@ install-files:
 	fi
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/include/livepush_capture.h $(PC_DIR)/livepush-capture.pc
+	rm -f $(DESTDIR)$(PREFIX)/include/livepush_capture.h $(DESTDIR)$(PREFIX)/include/livepush_capture_helper.h
+	rm -f $(DESTDIR)$(LIBDIR)/liblivepush-capture.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/liblivepush-capture.so.$(LIB_MAJOR)
+	rm -f $(DESTDIR)$(LIBDIR)/liblivepush-capture.so $(PC_DIR)/livepush-capture.pc
 	rm -f $(DESTDIR)$(PREFIX)/bin/livepush $(DESTDIR)$(PREFIX)/bin/livepush-capture
 	rm -f $(MAN_DIR)/livepush.1* $(MAN_DIR)/livepush-capture.1*
 	rm -f $(BASH_COMPLETION_DIR)/livepush $(BASH_COMPLETION_DIR)/livepush-capture

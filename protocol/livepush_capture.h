@@ -7,7 +7,8 @@
  *
  * Every multi-byte field is little-endian. Every struct is naturally aligned with no
  * implicit padding; the _Static_asserts below pin each size and offset. This header
- * needs only a C11 compiler and <stdint.h>; it declares no functions.
+ * needs only a C11 compiler and <stdint.h>; it declares no functions (the helper side as a
+ * library, liblivepush-capture, is declared in livepush_capture_helper.h).
  *
  * License: this header is part of the protocol and may be copied into any helper.
  */
@@ -37,8 +38,8 @@ extern "C" {
 
 #define LPC_MESSAGE_MAGIC 0x4C43504Cu /* bytes 'L' 'P' 'C' 'L' */
 #define LPC_MESSAGE_MAX_BYTES 65536u  /* header + payload */
-#define LPC_TEXT_MAX_BYTES 1024u      /* any UTF-8 text field */
-#define LPC_START_INFO_MAX_BYTES 4096u /* START's JSON */
+#define LPC_TEXT_MAX_BYTES 1024u      /* the counted text of FINISH, STOP, REJECT and ERROR */
+#define LPC_START_INFO_MAX_BYTES 4096u /* START's JSON (not LPC_TEXT_MAX_BYTES) */
 
 /* Header flags. */
 #define LPC_FLAG_OPTIONAL 0x0001u /* a receiver that does not know this type ignores it */
@@ -168,11 +169,12 @@ typedef struct lpc_pause {
 /* RESUME has no payload. */
 
 enum lpc_finish_reason {
-    LPC_FINISH_USER = 1,          /* the helper was asked to stop (signal, UI) */
+    LPC_FINISH_USER = 1,          /* the helper was asked to stop (signal, its UI, or the pusher's STOP) */
     LPC_FINISH_SOURCE_CLOSED = 2, /* the captured window or output went away */
     LPC_FINISH_SOURCE_LOST = 3,   /* the display server or PipeWire went away */
     LPC_FINISH_ERROR = 4,         /* the helper failed; the text says how */
     LPC_FINISH_RESTARTING = 5,    /* the helper will reconnect at once (e.g. frames larger than the ring) */
+    LPC_FINISH_DONE = 6,          /* a planned end: the helper did what it was asked to (e.g. N frames) */
 };
 
 /* FINISH, STOP, REJECT and ERROR share this layout: a code, then code-specific text. */
@@ -209,7 +211,8 @@ typedef struct lpc_welcome {
     uint64_t ring_bytes;      /* size of the memfd */
     uint32_t slot_count;      /* LPC_MIN_SLOTS .. LPC_MAX_SLOTS; all start owned by the helper */
     uint32_t pixel_formats;   /* the subset of HELLO's formats the pusher accepts */
-    uint64_t slot_bytes;      /* bytes of each slot: round_up(round_up(max_width*4, 64)*max_height, 4096) */
+    uint64_t slot_bytes;      /* bytes of each slot: round_up(round_up(max_width*4, 64)*max_height, 4096),
+                                 so the 64-byte-aligned layout of SPEC §8.2 always fits */
     uint64_t first_slot_offset; /* slot i starts at first_slot_offset + i * slot_bytes */
     uint32_t max_width;       /* frames may be at most this large */
     uint32_t max_height;
@@ -229,7 +232,7 @@ typedef struct lpc_config {
     uint32_t fps;        /* frames per second wanted, 1 .. 240 */
     uint32_t max_width;  /* capture no larger than this (scale down or crop); <= WELCOME.max_width */
     uint32_t max_height;
-    uint32_t flags;      /* LPC_CONFIG_* */
+    uint32_t flags;      /* LPC_CONFIG_*; a helper ignores bits it does not know (SPEC §5.12) */
 } lpc_config;
 
 #define LPC_CONFIG_CURSOR 0x0001u /* composite the cursor */
@@ -244,20 +247,22 @@ enum lpc_error_code {
     LPC_ERR_BAD_LENGTH = 2,       /* payload_bytes disagrees with the datagram or the type's layout */
     LPC_ERR_UNKNOWN_TYPE = 3,     /* a required message type the receiver does not know */
     LPC_ERR_VERSION = 4,          /* protocol major version not supported */
-    LPC_ERR_STATE = 5,            /* message not allowed now (e.g. FRAME before WELCOME) */
+    LPC_ERR_STATE = 5,            /* message not allowed in this state or direction (e.g. FRAME before START,
+                                     a second HELLO, FRAME while paused, FRAME received by a helper) */
     LPC_ERR_BAD_SLOT = 6,         /* slot index out of range */
     LPC_ERR_SLOT_NOT_OWNED = 7,   /* FRAME on a slot the pusher holds */
-    LPC_ERR_SEQUENCE = 8,         /* sequence not strictly increasing */
+    LPC_ERR_SEQUENCE = 8,         /* FRAME.sequence 0 or not increasing, or FRAME.pts_ns 0 or decreasing */
     LPC_ERR_GEOMETRY = 9,         /* size, stride, plane offsets or their product out of bounds */
     LPC_ERR_FORMAT = 10,          /* pixel or audio format not negotiated */
     LPC_ERR_DESCRIPTORS = 11,     /* descriptors where none belong, or the wrong number */
     LPC_ERR_TRUNCATED = 12,       /* MSG_TRUNC or MSG_CTRUNC */
     LPC_ERR_PEER_UID = 13,        /* the peer runs as another user */
     LPC_ERR_BUSY = 14,            /* REJECT: another helper is connected to this group */
-    LPC_ERR_TIMEOUT = 15,         /* nothing received for peer_timeout_ms */
+    LPC_ERR_TIMEOUT = 15,         /* nothing received for peer_timeout_ms, or a socket full that long */
     LPC_ERR_AUDIO = 16,           /* AUDIO fields or PCM length invalid */
-    LPC_ERR_TEXT = 17,            /* text or JSON too long or not UTF-8 */
-    LPC_ERR_RESERVED = 18,        /* a reserved field is not 0 */
+    LPC_ERR_TEXT = 17,            /* text or JSON too long, not UTF-8, a NUL in counted text, START info not
+                                     a JSON object */
+    LPC_ERR_RESERVED = 18,        /* a reserved field is not 0, or an undefined bit in FRAME.flags */
 };
 
 /* ---------------------------------------------------------------- the ring */

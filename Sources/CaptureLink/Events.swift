@@ -8,9 +8,13 @@ public struct HelperInfo: Equatable, Sendable {
     public let protocolVersion: String
     public let capabilities: Capabilities
     public let pixelFormats: [PixelFormat]
+    /// The maximum size granted in WELCOME (HELLO's, capped by the pusher's limit).
     public let maxWidth: UInt32
     public let maxHeight: UInt32
     public let sessionID: UInt64
+    /// The maximum size HELLO asked for.
+    public var helloMaxWidth: UInt32 = 0
+    public var helloMaxHeight: UInt32 = 0
 }
 
 /// The description of a frame the helper published.

@@ -179,6 +179,8 @@ public enum FinishReason: UInt32, Sendable, CustomStringConvertible {
     case sourceLost = 3
     case error = 4
     case restarting = 5
+    /// A planned end: the helper did what it was asked to (SPEC §5.7).
+    case done = 6
 
     public var description: String {
         switch self {
@@ -187,6 +189,7 @@ public enum FinishReason: UInt32, Sendable, CustomStringConvertible {
         case .sourceLost: return "the display server or PipeWire went away"
         case .error: return "the helper failed"
         case .restarting: return "the helper is restarting"
+        case .done: return "the helper finished its planned work"
         }
     }
 }

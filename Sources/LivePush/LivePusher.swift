@@ -283,7 +283,8 @@ public final class LivePusher: @unchecked Sendable {
             }
         case .finished(let code, let text):
             helperGone()
-            let reason: Int32 = code == FinishReason.user.rawValue ? 0 : 1
+            let planned = code == FinishReason.user.rawValue || code == FinishReason.done.rawValue
+            let reason: Int32 = planned ? 0 : 1
             if reason != 0 {
                 notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: "capture helper finished: \(text)",
                                       extraInfo: ["reason": String(code)]) }

@@ -13,14 +13,23 @@ public enum ScaleMode: String, Sendable, CaseIterable {
 /// BGRx (and BGRA: X11's depth 24/32 order, libyuv's "ARGB") into I420 at the output size,
 /// with libyuv's SIMD code: ARGBToI420 (BT.601, limited range) straight into the frame when
 /// the sizes match, else into a reused intermediate picture that I420Scale (bilinear) then
-/// scales into place. Not thread-safe; one converter per pipeline.
+/// scales into place. NV12 and I420 sources are BT.709 limited range (Capture Link SPEC §8.1):
+/// they are converted to the output's BT.601 through a reused BGRA picture (libswscale with the
+/// BT.709 coefficients, `BT709Converter`, then ARGBToI420), so that their colours decode as
+/// sent. Not thread-safe; one converter per pipeline.
 public final class FrameConverter {
     public let scaleMode: ScaleMode
     private var intermediate: VideoFrame?
+    /// BT.709 YUV sources go through this BGRA picture on their way to BT.601 (reused).
+    private let bt709 = BT709Converter()
+    private var argb: UnsafeMutableRawBufferPointer?
+    private var argbStride = 0
     /// The geometry black bars were last painted for, so they are painted once, not per frame.
     private var paintedLayout: (sourceWidth: Int, sourceHeight: Int, outputWidth: Int, outputHeight: Int)?
 
     public init(scaleMode: ScaleMode = .fit) { self.scaleMode = scaleMode }
+
+    deinit { argb?.deallocate() }
 
     /// Where the source lands in the output (destination rectangle) and which part of the
     /// source is used (source rectangle), for `mode`. Sizes and offsets are even.
@@ -60,10 +69,10 @@ public final class FrameConverter {
                                   strides: [strideBytes]), into: output)
     }
 
-    /// Converts a picture in any of the helper formats into `output`: libyuv's ARGBToI420,
-    /// ABGRToI420, NV12ToI420 or I420Copy straight into the frame when the sizes match, else into
-    /// a reused intermediate picture that I420Scale (bilinear) scales into place. An I420 source
-    /// that needs scaling is scaled directly.
+    /// Converts a picture in any of the helper formats into `output`: libyuv's ARGBToI420 or
+    /// ABGRToI420 (RGB), or BT.709 to ARGB and then ARGBToI420 (NV12, I420), straight into the
+    /// frame when the sizes match, else into a reused intermediate picture that I420Scale
+    /// (bilinear) scales into place.
     public func convert(_ picture: SourcePicture, into output: VideoFrame) throws(PixelConversionError) {
         try picture.validate()
         let (area, destination) = Self.layout(sourceWidth: picture.width, sourceHeight: picture.height,
@@ -83,10 +92,6 @@ public final class FrameConverter {
             width: destination.width, height: destination.height)
         if area.width == destination.width && area.height == destination.height {
             try toI420(picture, area: area, into: target)
-            return
-        }
-        if picture.format == .i420 {
-            try scale(picture.i420Planes(area: area), width: area.width, height: area.height, into: target)
             return
         }
         // Convert at the source size (even), then scale the planes into place.
@@ -131,19 +136,41 @@ public final class FrameConverter {
                 result = ABGRToI420(start, Int32(stride), target.y, target.yStride, target.u, target.uStride, target.v,
                                     target.vStride, width, height)
             }
-        case .nv12:
-            function = "NV12ToI420"
-            let yStride = picture.strides[0], uvStride = picture.strides[1]
-            result = NV12ToI420(picture.base(0) + area.y * yStride + area.x, Int32(yStride),
-                                picture.base(1) + area.y / 2 * uvStride + area.x, Int32(uvStride),
-                                target.y, target.yStride, target.u, target.uStride, target.v, target.vStride, width, height)
-        case .i420:
-            function = "I420Copy"
-            let planes = picture.i420Planes(area: area)
-            result = I420Copy(planes.0, planes.1, planes.2, planes.3, planes.4, planes.5, target.y, target.yStride,
-                              target.u, target.uStride, target.v, target.vStride, width, height)
+        case .nv12, .i420:
+            // BT.709 in, BT.601 out: through BGRA.
+            let buffer = argbPicture(width: area.width, height: area.height)
+            let stride = Int32(argbStride)
+            if picture.format == .nv12 {
+                let yStride = picture.strides[0], uvStride = picture.strides[1]
+                try bt709.convert(nv12: true, first: (picture.base(0) + area.y * yStride + area.x, Int32(yStride)),
+                                  second: (picture.base(1) + area.y / 2 * uvStride + area.x, Int32(uvStride)),
+                                  third: nil, width: area.width, height: area.height, into: buffer, stride: stride)
+            } else {
+                let planes = picture.i420Planes(area: area)
+                try bt709.convert(nv12: false, first: (planes.0, planes.1), second: (planes.2, planes.3),
+                                  third: (planes.4, planes.5), width: area.width, height: area.height, into: buffer,
+                                  stride: stride)
+            }
+            let converted = ARGBToI420(buffer, stride, target.y, target.yStride, target.u, target.uStride, target.v,
+                                       target.vStride, width, height)
+            if converted != 0 { throw .libyuvFailed(function: "ARGBToI420", result: converted) }
+            return
         }
         if result != 0 { throw .libyuvFailed(function: function, result: result) }
+    }
+
+    /// The reused ARGB picture, grown when a larger source comes (not per frame).
+    private func argbPicture(width: Int, height: Int) -> UnsafeMutablePointer<UInt8> {
+        let stride = (width * 4 + 63) & ~63
+        if let argb, argb.count >= stride * height, argbStride == stride {
+            return argb.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        }
+        argb?.deallocate()
+        // Room past the last row: swscale's vector code may write a little beyond it.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: stride * height + 256, alignment: 64)
+        argb = buffer
+        argbStride = stride
+        return buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
     }
 
     private func scale(

@@ -207,9 +207,14 @@ public final class X11CaptureSource {
 
     /// Grabs the current rectangle into `destination` (which starts `offset` bytes into the
     /// attached shared memory) and draws the cursor over it.
-    public func grab(offset: UInt64, destination: UnsafeMutableRawBufferPointer) throws(X11CaptureError) -> GrabbedFrame {
+    /// Grabs the target into `destination`, cropped to at most maxWidth x maxHeight from its
+    /// top-left corner (the pusher's CONFIG maximum, Capture Link SPEC §12.5: an X11 grab cannot scale).
+    public func grab(offset: UInt64, destination: UnsafeMutableRawBufferPointer, maxWidth: Int = .max,
+                     maxHeight: Int = .max) throws(X11CaptureError) -> GrabbedFrame {
         guard let grabber else { preconditionFailure("X11CaptureSource.grab before attach(memoryDescriptor:)") }
-        let current = rect
+        var current = rect
+        current.width = min(current.width, max(1, maxWidth))
+        current.height = min(current.height, max(1, maxHeight))
         let stride: Int
         do {
             stride = try grabber.grab(current, offset: offset, destination: destination)

@@ -79,6 +79,8 @@ enum CaptureLoop {
         }
         var lastSize = (width: 0, height: 0)
         var sentFrame = false
+        // CONFIG's maximum size (SPEC §5.12): frames are cropped to it; WELCOME's until a CONFIG.
+        var configMax = (width: Int(endpoint.welcome.maxWidth), height: Int(endpoint.welcome.maxHeight))
         do {
             try endpoint.start(sourceInfo: source.sourceInfo)
             desktopAudio?.sessionStarted(endpoint)
@@ -104,6 +106,7 @@ enum CaptureLoop {
                     switch pusherRequest {
                     case .config(let config):
                         fps = request.fps ?? Int(min(240, max(1, config.fps)))
+                        configMax = (Int(config.maxWidth), Int(config.maxHeight))
                     case .stop(_, let text):
                         endpoint.finish(.user, text: "stopped by the pusher")
                         note("the pusher asked to stop (\(text))")
@@ -121,7 +124,8 @@ enum CaptureLoop {
                 }
                 guard let slot = try endpoint.acquireSlot() else { continue }  // dropped: the pusher holds every slot
                 let grabbedNs = MonotonicClock.nowNs()
-                let frame = try source.grab(offset: slot.ringOffset, destination: slot.bytes)
+                let frame = try source.grab(offset: slot.ringOffset, destination: slot.bytes, maxWidth: configMax.width,
+                                            maxHeight: configMax.height)
                 grabTimes.record(MonotonicClock.nowNs() - grabbedNs)
                 var flags: FrameFlags = frame.cursorDrawn ? [.cursor] : []
                 if (frame.width, frame.height) != lastSize {

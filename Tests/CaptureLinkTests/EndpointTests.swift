@@ -79,6 +79,27 @@ import Testing
         helper.finish(.user, text: "stopped")
     }
 
+    /// SPEC §12.3 step 6: the pusher says what it wants (CONFIG) right after START.
+    @Test(.timeLimit(.minutes(1)))
+    func pusherSendsConfigRightAfterStart() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        let helper = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        try helper.start(sourceInfo: "{}")
+        var config: Config?
+        let deadline = Date().addingTimeInterval(2)
+        while config == nil && Date() < deadline {
+            for request in try helper.poll(timeoutMs: 50) {
+                if case .config(let received) = request { config = received }
+            }
+        }
+        let received = try #require(config, "no CONFIG within 2 s of START")
+        #expect(received.fps == 30 && received.maxWidth == 320 && received.maxHeight == 240 && received.flags == 0)
+        helper.finish(.user, text: "done")
+    }
+
     @Test func framesArriveIntactAndSlotsComeBack() throws {
         let runtime = privateRuntimeDirectory()
         let recorder = EventRecorder()

@@ -92,7 +92,7 @@ import TestSupport
                                                "--size", "641x361", "--fps", "60"], frames: 40)
         #expect(result.exitCode == 0, "\(result)")
         #expect(events.allSatisfy { $0.violation == nil }, "\(events)")
-        #expect(events.contains { $0.finished?.0 == FinishReason.user.rawValue })
+        #expect(events.contains { $0.finished?.0 == FinishReason.done.rawValue })
         #expect(check.frames >= 35, "only \(check.frames) of 40 frames checked")
         #expect(check.badFrames.isEmpty, "\(check.badFrames.prefix(3))")
         #expect(check.formats == [PixelFormat(rawValue: ["bgrx": 1, "nv12": 5, "i420": 6][format]!)!])

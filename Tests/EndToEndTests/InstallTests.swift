@@ -9,7 +9,7 @@ import TestSupport
         let root = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("install")).path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let built = URL(fileURLWithPath: BuiltProducts.path("livepush")).deletingLastPathComponent().path
-        let make = try ProcessRunner.run("make", ["--no-print-directory", "-C", Repository.path(""), "install-files",
+        let make = try ProcessRunner.run("make", ["--no-print-directory", "-C", Repository.path(""), "install-lib", "install-files",
                                                   "DESTDIR=\(root)", "PREFIX=/usr", "RELEASE_BIN=\(built)"],
                                          timeoutSeconds: 60)
         try #require(make.exitCode == 0, "\(make)")
@@ -17,7 +17,9 @@ import TestSupport
                      "share/bash-completion/completions/livepush", "share/bash-completion/completions/livepush-capture",
                      "share/zsh/vendor-completions/_livepush", "share/zsh/vendor-completions/_livepush-capture",
                      "lib/systemd/user/livepush@.service", "include/livepush_capture.h",
-                     "lib/pkgconfig/livepush-capture.pc", "share/doc/livepush/guide.md", "share/doc/livepush/SPEC.md"] {
+                     "include/livepush_capture_helper.h", "lib/liblivepush-capture.so.1", "lib/liblivepush-capture.so",
+                     "lib/pkgconfig/livepush-capture.pc", "share/doc/livepush/guide.md", "share/doc/livepush/SPEC.md",
+                     "bin/LivePush_Dashboard.resources"] {
             #expect(FileManager.default.fileExists(atPath: "\(root)/usr/\(file)"), "make install-files left out /usr/\(file)")
         }
         let bash = try ProcessRunner.run("bash", ["-n", "\(root)/usr/share/bash-completion/completions/livepush"])

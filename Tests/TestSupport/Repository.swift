@@ -8,10 +8,22 @@ public enum Repository {
 
     public static func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
 
-    /// Compiles the C reference helper with `cc` against protocol/ alone, once per test process.
+    /// The sources of liblivepush-capture (protocol/lib/), for programs built with the library's code.
+    public static let helperLibrarySources = ["lpc_wire.c", "lpc_helper.c", "lpc_connect.c"].map {
+        Repository.path("protocol/lib/" + $0)
+    }
+
+    /// Compiles the C reference helper with `cc` against protocol/ alone (its headers and the
+    /// sources of liblivepush-capture), once per test process.
     public static func cPatternHelper() throws -> String {
         try CProgramBuilds.shared.path(source: "tools/examples/pattern-helper.c",
-                                       flags: ["-I", Repository.path("protocol")])
+                                       flags: ["-I", Repository.path("protocol")] + helperLibrarySources)
+    }
+
+    /// Compiles the colour-bars helper fixture (Tests/Fixtures/colour-bars-helper.c) on liblivepush-capture.
+    public static func colourBarsHelper() throws -> String {
+        try CProgramBuilds.shared.path(source: "Tests/Fixtures/colour-bars-helper.c",
+                                       flags: ["-I", Repository.path("protocol")] + helperLibrarySources)
     }
 
     /// Compiles the X11 test client that paints known pixels (tools/testclients/x11-paint.c).
