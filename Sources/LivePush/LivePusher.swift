@@ -473,7 +473,7 @@ public final class LivePusher: @unchecked Sendable {
     /// The latest figures (also sent to `onStatisticsUpdate` once a second).
     public var statistics: LivePusherStatistics { lock.withLock { latestStatistics } }
     /// Written by the statistics tick under the lock.
-    private var latestStatistics = LivePusherStatistics()
+    var latestStatistics = LivePusherStatistics()
 
     private func startStatistics() {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "livepush.statistics"))

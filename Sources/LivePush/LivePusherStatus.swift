@@ -112,7 +112,7 @@ extension LivePusher {
                 sendBitrateKbps: figures.sendRateKbps, queueMs: figures.queuedMs, delayMs: figures.delayMs,
                 framesDropped: figures.framesDropped, bytesSent: figures.bytesSent)
         }
-        status.statistics = statistics
+        status.statistics = latestStatistics  // under the lock already: not the getter, which takes it
         return status
     }
 

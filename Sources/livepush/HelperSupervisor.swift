@@ -8,7 +8,10 @@ import Foundation
 /// make it give up.
 /// A helper that exits 0 finished on purpose (its window closed, it was asked to stop) and a
 /// usage error (exit 2) will not get better: neither is restarted. Exit 78 (EX_CONFIG, SPEC
-/// §13.5) says the helper's configuration is wrong: the run stops at once with its message.
+/// §13.5) says the helper's configuration is wrong: the run stops at once with its message,
+/// unless a helper with the same options has captured in this run already (the configuration
+/// worked: what it names, a PipeWire node after a daemon restart say, may come back), when it
+/// is restarted like any other failure.
 final class HelperSupervisor: @unchecked Sendable {
     let executable: URL
     let arguments: [String]
@@ -30,6 +33,8 @@ final class HelperSupervisor: @unchecked Sendable {
     private var fastFailures = 0
     /// The running helper started capturing: it works, its death is not a fast failure.
     private var capturing = false
+    /// Some helper of this run started capturing: its configuration can work.
+    private var everCaptured = false
     private(set) var restarts = 0
     /// The last line the running helper printed: its reason, when it exits 78.
     private var lastLine = ""
@@ -83,7 +88,12 @@ final class HelperSupervisor: @unchecked Sendable {
     }
 
     /// The running helper started sending the screen.
-    func markCapturing() { lock.withLock { capturing = true } }
+    func markCapturing() {
+        lock.withLock {
+            capturing = true
+            everCaptured = true
+        }
+    }
 
     /// From now on the helper's end is expected: no restart, no note.
     func expectEnd() { lock.withLock { stopping = true } }
@@ -111,10 +121,10 @@ final class HelperSupervisor: @unchecked Sendable {
         let ranSeconds = Date().timeIntervalSince(startedAt)
         let status = helper.terminationStatus
         let bySignal = helper.terminationReason == .uncaughtSignal
-        let (stopping, failures) = lock.withLock { () -> (Bool, Int) in
+        let (stopping, failures, configurationWorked) = lock.withLock { () -> (Bool, Int, Bool) in
             if capturing || ranSeconds >= stableAfterSeconds { fastFailures = 0 }
             if bySignal || status != 0 { fastFailures += 1 }
-            return (self.stopping, fastFailures)
+            return (self.stopping, fastFailures, everCaptured)
         }
         if stopping { return }
         let why = bySignal ? "was killed by signal \(status) (\(Self.signalName(status)))" : "exited with status \(status)"
@@ -123,7 +133,7 @@ final class HelperSupervisor: @unchecked Sendable {
             onFinished?(status)
             return
         }
-        if !bySignal && status == Self.configurationStatus {
+        if !bySignal && status == Self.configurationStatus && !configurationWorked {
             // The output reader may still hold the last line for a moment: wait for the pipe's end.
             let message = lastLineAfterOutputEnds()
             onGaveUp?("the capture helper cannot run with its configuration (exit status 78): "

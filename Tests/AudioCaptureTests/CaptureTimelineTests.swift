@@ -3,7 +3,7 @@ import Testing
 
 /// The capture timeline moves for a lasting disagreement with the buffers' estimates (a dropout),
 /// never for one late callback, so load cannot ratchet the microphone later and later.
-@Suite struct CaptureTimelineTests {
+@Suite(.timeLimit(.minutes(10))) struct CaptureTimelineTests {
     static let rateHz = 48000
     static let bufferFrames: UInt64 = 1024
     /// When buffer `index`'s first frame was really captured (sample-exact, as the timeline counts).

@@ -52,7 +52,7 @@ func channel(_ channel: Int, of chunks: [PCMChunk]) -> [Float] {
     chunks.flatMap { chunk in stride(from: channel, to: chunk.samples.count, by: chunk.channels).map { chunk.samples[$0] } }
 }
 
-@Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"), .timeLimit(.minutes(10)))
 struct PipeWireAudioCaptureTests {
     @Test func oneSecondFromTheTestMicHoldsItsToneInExact20msChunks() throws {
         var settings = AudioCaptureSettings()

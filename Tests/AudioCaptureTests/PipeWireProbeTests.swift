@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"), .timeLimit(.minutes(10)))
 struct PipeWireProbeTests {
     @Test func contextConnectsToTheTestDaemonAndItAnswers() throws {
         _ = try TestEnvironment.microphone()

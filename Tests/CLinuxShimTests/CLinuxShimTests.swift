@@ -3,7 +3,7 @@ import Glibc
 import Testing
 
 /// The shim's calls do what the kernel documents, on this kernel.
-@Suite struct CLinuxShimTests {
+@Suite(.timeLimit(.minutes(10))) struct CLinuxShimTests {
     @Test func sealedMemfdRefusesToGrowOrShrinkButStaysWritable() throws {
         let fd = CLinuxShim_memfd_create("livepush-test", CLinuxShim_MFD_CLOEXEC | CLinuxShim_MFD_ALLOW_SEALING)
         #expect(fd >= 0, "memfd_create: errno \(errno)")

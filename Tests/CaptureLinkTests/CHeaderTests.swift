@@ -5,7 +5,7 @@ import TestSupport
 
 /// protocol/livepush_capture.h and the Swift codec describe the same bytes: a C program built
 /// against the header alone prints its sizes and constants, and Swift's encodings must match.
-@Suite struct CHeaderTests {
+@Suite(.timeLimit(.minutes(10))) struct CHeaderTests {
     private func compileAndRun(_ source: String, compiler: String, flags: [String]) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("header"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

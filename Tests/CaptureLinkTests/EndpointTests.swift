@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// The Swift pusher and helper ends talking over a real socket and a real sealed memfd.
-@Suite struct EndpointTests {
+@Suite(.timeLimit(.minutes(10))) struct EndpointTests {
     private func makePusher(_ recorder: EventRecorder, group: String = "test", runtime: String,
                             maxSize: UInt32 = 640) throws(Rendezvous.Failure) -> PusherEndpoint {
         var configuration = PusherEndpointConfiguration(group: group)
@@ -62,7 +62,7 @@ import Testing
     /// The cause of the flaky X11 checkerboard test: a STOP that arrived while `acquireSlot`
     /// polled for RELEASEs was read there and dropped, so the helper captured on until the pusher
     /// closed the link 1 s later and it exited 1. The STOP must reach the next `poll`.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aStopReadWhileAcquiringASlotIsHandedToTheNextPoll() throws {
         let runtime = privateRuntimeDirectory()
         let recorder = EventRecorder()
@@ -80,7 +80,7 @@ import Testing
     }
 
     /// SPEC §12.3 step 6: the pusher says what it wants (CONFIG) right after START.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func pusherSendsConfigRightAfterStart() throws {
         let runtime = privateRuntimeDirectory()
         let recorder = EventRecorder()
@@ -249,7 +249,7 @@ import Testing
 
     /// SPEC §3.3: a pusher holds `flock(LOCK_EX)` on `<group>.lock` while it listens, so a second
     /// pusher is refused even when it starts at the same instant (before any socket exists).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func theGroupLockRefusesASecondPusherAndIsReleasedOnStop() throws {
         let runtime = privateRuntimeDirectory()
         let recorder = EventRecorder()
@@ -284,7 +284,7 @@ import Testing
 
 /// The pusher refuses a helper of another user (SO_PEERCRED), unless configured to allow it.
 /// The test runs as root and the fixture drops to `nobody` before connecting.
-@Suite(.enabled(if: getuid() == 0 || TestEnvironment.requireAll, "needs root to run a helper as nobody"))
+@Suite(.enabled(if: getuid() == 0 || TestEnvironment.requireAll, "needs root to run a helper as nobody"), .timeLimit(.minutes(10)))
 struct PeerCredentialTests {
     @Test func helperOfAnotherUserIsRejectedWithPeerUid() throws {
         #expect(getuid() == 0, "this test must run as root")

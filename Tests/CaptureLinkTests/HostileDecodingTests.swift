@@ -2,7 +2,7 @@
 import Testing
 
 /// Malformed datagrams are refused with the rule they break and a detail naming the field.
-@Suite struct HostileDecodingTests {
+@Suite(.timeLimit(.minutes(10))) struct HostileDecodingTests {
     private func decodeResult(_ bytes: [UInt8], descriptors: Int = 0) -> Result<Message, ProtocolViolation> {
         bytes.withUnsafeBytes { buffer in
             do throws(ProtocolViolation) {
@@ -148,7 +148,7 @@ import Testing
     }
 }
 
-@Suite struct FrameGeometryTests {
+@Suite(.timeLimit(.minutes(10))) struct FrameGeometryTests {
     private func check(_ frame: Frame, max: UInt32 = 1920, slotBytes: UInt64 = 1920 * 1080 * 4) -> ProtocolViolation? {
         do {
             try FrameGeometry.validate(frame, format: frame.format!, maxWidth: max, maxHeight: max, slotBytes: slotBytes)

@@ -2,7 +2,7 @@
 import Testing
 
 /// Every message's wire form: sizes pinned by protocol/livepush_capture.h, bytes little-endian.
-@Suite struct MessageCodingTests {
+@Suite(.timeLimit(.minutes(10))) struct MessageCodingTests {
     static let samples: [Message] = [
         .hello(Hello(pid: 4242, capabilities: [.audio, .damage], pixelFormats: [.bgrx, .nv12], audioFormats: [.s16le],
                      maxWidth: 1920, maxHeight: 1080, helperName: "pattern", helperVersion: "1.2.3")),

@@ -8,7 +8,7 @@ import TestSupport
 /// standard library alone), talking to the Swift pusher side. Their pattern encodes the frame's
 /// sequence number n in every pixel, so every received frame is checked whole: a torn or stale
 /// frame would show.
-@Suite(.serialized) struct ReferenceHelperTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ReferenceHelperTests {
     /// Pattern checker: counts frames and pixels that do not match their sequence number.
     final class PatternCheck: @unchecked Sendable {
         let lock = NSLock()

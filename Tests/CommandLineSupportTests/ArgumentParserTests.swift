@@ -1,7 +1,7 @@
 import CommandLineSupport
 import Testing
 
-@Suite struct ArgumentParserTests {
+@Suite(.timeLimit(.minutes(10))) struct ArgumentParserTests {
     let options: [OptionSpec] = [
         .flag("help", short: "h", help: "Show this help."),
         .flag("no-cursor", help: "Leave the cursor out."),

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The control socket itself, on a pusher that is not capturing: who may connect, what a broken
 /// client gets, and that nothing it sends changes the pusher.
-@Suite struct ControlServerTests {
+@Suite(.timeLimit(.minutes(10))) struct ControlServerTests {
     private func server() throws -> (ControlServer, LivePusher, String) {
         let runtime = privateRuntimeDirectory()
         let pusher = try LivePusher(config: LivePushConfig())

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// `livepush devices` against the test PipeWire daemon, and against none.
-@Suite struct DevicesCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct DevicesCommandTests {
     let livepush = BuiltProducts.path("livepush")
 
     @Test(.enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"))
@@ -50,7 +50,7 @@ import TestSupport
 /// `livepush-capture --desktop-audio` against a pusher endpoint in the test: the default sink's
 /// monitor (a 440 Hz tone in tools/testenv) arrives as AUDIO messages.
 @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.pipewire),
-                "needs the test Xvfb and PipeWire daemon (make test)"))
+                "needs the test Xvfb and PipeWire daemon (make test)"), .timeLimit(.minutes(10)))
 struct DesktopAudioHelperTests {
     /// Runs the helper on a small region with --desktop-audio until `enough` holds; returns its events and result.
     func runHelper(pipeWireRuntime: String, until enough: (CaptureLinkEvent) -> Bool,

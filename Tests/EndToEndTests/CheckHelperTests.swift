@@ -5,7 +5,7 @@ import TestSupport
 /// `livepush check-helper` grades real helpers: the reference helpers pass every rule and path,
 /// each hostile helper fixture fails exactly the rule it breaks, and each broken helper exactly the
 /// path it mishandles, by name.
-@Suite struct CheckHelperTests {
+@Suite(.timeLimit(.minutes(10))) struct CheckHelperTests {
     let livepush = BuiltProducts.path("livepush")
     static let hostileFixture = Repository.path("Tests/Fixtures/hostile_helper.py")
     /// The lines every path adds when a helper handles it.
@@ -63,7 +63,7 @@ import TestSupport
     }
 
     /// Our own X11 helper handles every path too (CONFIG's smaller maximum: it crops).
-    @Test(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"), .timeLimit(.minutes(10)))
     func livepushCapturePassesEveryRuleAndPath() throws {
         let result = try ProcessRunner.run(livepush, [
             "check-helper", "--seconds", "2", "--", BuiltProducts.path("livepush-capture"), "--group", "{group}",
@@ -101,7 +101,7 @@ import TestSupport
 /// Each broken helper of Tests/Fixtures/broken_path_helper.py mishandles one path; check-helper
 /// must fail exactly that path's line (and the rules the fault breaks on the way), by name.
 /// Serialized: each run lasts up to 20 s and several at once on a loaded machine miss their timers.
-@Suite(.serialized) struct CheckHelperPathTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct CheckHelperPathTests {
     let livepush = BuiltProducts.path("livepush")
     static let brokenFixture = Repository.path("Tests/Fixtures/broken_path_helper.py")
 
@@ -116,7 +116,7 @@ import TestSupport
         }
     }()
 
-    @Test(.timeLimit(.minutes(3)), arguments: brokenCases)
+    @Test(.timeLimit(.minutes(10)), arguments: brokenCases)
     func brokenHelperFailsThePathItMishandles(brokenCase: String, expectedLines: String) throws {
         let result = try ProcessRunner.run(livepush, [
             "check-helper", "--seconds", "2", "--", "python3", Self.brokenFixture, "--break", brokenCase, "{group}",

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// The executables, run as a user runs them, with their whole output compared.
-@Suite struct CommandLineTests {
+@Suite(.timeLimit(.minutes(10))) struct CommandLineTests {
     let livepush = BuiltProducts.path("livepush")
     let capture = BuiltProducts.path("livepush-capture")
 

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// The encoding options of `livepush screen` and `record`, and --config FILE, as a user types them.
-@Suite struct ConfigOptionsTests {
+@Suite(.timeLimit(.minutes(10))) struct ConfigOptionsTests {
     let livepush = BuiltProducts.path("livepush")
 
     private func configFile(_ json: String) throws -> String {
@@ -51,7 +51,7 @@ import TestSupport
         #expect(result.standardError.hasPrefix("livepush record: missing argument <--group NAME>"))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func printConfigShowsTheFileThenTheOptionsWithKeysRedacted() throws {
         let path = try configFile("""
             {"destinations": ["rtmp://127.0.0.1:1935/live/SECRET1", "rtmp://me:pw@b.example/app/inst/SECRET2"],
@@ -100,9 +100,9 @@ extension SharedScreen {
     /// One `--config` file for a whole broadcast, as a user runs it: nginx gets the stream, the
     /// recording is written, the capture region and the audio choice are the file's.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
-                    "needs the test Xvfb and nginx-rtmp (make test)"))
+                    "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
     struct BroadcastFileTests {
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(10)))
         func aConfigFileAloneDrivesTheWholeBroadcast() throws {
             let key = UniqueName.make("fromfile")
             let recording = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("file")).path + ".mkv"

@@ -7,7 +7,7 @@ extension SharedScreen {
     /// nginx recorded (bitrate from the FLV's packet sizes, mute and volume from the decoded audio,
     /// pause from the decoded pictures, add/remove/reconnect from the files nginx wrote).
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
-                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"))
+                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"), .timeLimit(.minutes(10)))
     struct ControlSocketTests {
         let livepush = BuiltProducts.path("livepush")
 
@@ -24,7 +24,7 @@ extension SharedScreen {
             reply.result.exitCode == 0 && reply.answer?["ok"] as? Bool == true
         }
 
-        @Test(.timeLimit(.minutes(2)))
+        @Test(.timeLimit(.minutes(10)))
         func bitrateMuteVolumePauseAddAndRemoveChangeWhatNginxReceives() throws {
             let key = UniqueName.make("ctlmain"), extraKey = UniqueName.make("ctlextra")
             let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "solid", "00ff00"])
@@ -114,7 +114,7 @@ extension SharedScreen {
             #expect(!eventText.contains(key) && !eventText.contains(extraKey))
         }
 
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(10)))
         func reconnectStartsANewPublishAtNginx() throws {
             let key = UniqueName.make("ctlreconnect")
             let broadcast = try LiveBroadcast(livepush: livepush, [
@@ -138,7 +138,7 @@ extension SharedScreen {
             #expect(statuses.filter { $0 == "connectSuccess" }.count == 2, "\(statuses)")
         }
 
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(10)))
         func withoutANameCtlFindsTheOnlyBroadcastAndUnknownCommandsChangeNothing() throws {
             let broadcast = try LiveBroadcast(livepush: livepush, [
                 "push", try TestEnvironment.liveURL(key: UniqueName.make("ctlname")), "--display",
@@ -178,7 +178,7 @@ extension SharedScreen {
             #expect(!FileManager.default.fileExists(atPath: try socketPath(broadcast.name)), "the socket is removed at the end")
         }
 
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(10)))
         func withSeveralBroadcastsCtlListsThemAndAsksForAName() throws {
             // A private runtime directory: only these two broadcasts are in it.
             let runtime = privateRuntimeDirectory()

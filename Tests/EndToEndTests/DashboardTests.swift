@@ -6,11 +6,11 @@ extension SharedScreen {
     /// The live dashboard opened in headless Chromium (Debian's chromium, driven over the DevTools
     /// protocol by Tests/Fixtures/browser_check.py) during a real push to the test nginx-rtmp.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
-                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"))
+                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"), .timeLimit(.minutes(10)))
     struct DashboardTests {
         let livepush = BuiltProducts.path("livepush")
 
-        @Test(.timeLimit(.minutes(2)))
+        @Test(.timeLimit(.minutes(10)))
         func chartsGrowThePictureMovesThePauseButtonPausesTheStreamAndAWrongTokenIsRefused() throws {
             let key = UniqueName.make("dashkey")
             let red = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("red") + ".png").path

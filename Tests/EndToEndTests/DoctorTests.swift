@@ -1,7 +1,7 @@
 import Testing
 import TestSupport
 
-@Suite struct DoctorTests {
+@Suite(.timeLimit(.minutes(10))) struct DoctorTests {
     let livepush = BuiltProducts.path("livepush")
 
     @Test(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.pipewire)))

@@ -6,7 +6,7 @@ import TestSupport
 /// `--help` comes from (`livepush --generate-docs man|bash|zsh`): every command and option of the
 /// help is in them, groff finds nothing to warn about, and the real bash and zsh complete what a
 /// user types.
-@Suite(.timeLimit(.minutes(3))) struct DocumentationTests {
+@Suite(.timeLimit(.minutes(10))) struct DocumentationTests {
     static let programs = ["livepush", "livepush-capture"]
     let livepush = BuiltProducts.path("livepush")
 

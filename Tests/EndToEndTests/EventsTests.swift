@@ -6,7 +6,7 @@ extension SharedScreen {
     /// `--events FILE` and `livepush ctl NAME events` during a real run (screen, recording, push,
     /// microphone), each line checked against docs/events.schema.json with python3-jsonschema.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
-                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"))
+                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"), .timeLimit(.minutes(10)))
     struct EventsTests {
         let livepush = BuiltProducts.path("livepush")
 
@@ -16,7 +16,7 @@ extension SharedScreen {
                                               Repository.path("docs/events.schema.json"), path])
         }
 
-        @Test(.timeLimit(.minutes(2)))
+        @Test(.timeLimit(.minutes(10)))
         func aRealRunWritesEveryKindOfEventValidAgainstTheSchemaAndCtlEventsStreamsTheSameLines() throws {
             let key = UniqueName.make("evkey"), deadKey = UniqueName.make("deadkey")
             let recording = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ev") + ".mkv").path
@@ -69,7 +69,7 @@ extension SharedScreen {
             #expect(lines.contains { $0.contains(#""type":"control""#) && $0.contains(#""command":"pause""#) })
         }
 
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(10)))
         func logLevelErrorHidesTheNotesAndDebugLetsFFmpegsOwnLogThrough() throws {
             func run(_ level: String) throws -> CommandResult {
                 try ProcessRunner.run(livepush, [

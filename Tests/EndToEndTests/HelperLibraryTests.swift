@@ -7,7 +7,7 @@ import TestSupport
 /// check-helper grading it. The library and the helper are built under AddressSanitizer and
 /// UndefinedBehaviorSanitizer (-fno-sanitize-recover): any finding ends the helper with a
 /// non-zero status, which check-helper reports as a failed `exit` rule.
-@Suite(.serialized) struct HelperLibraryTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct HelperLibraryTests {
     let livepush = BuiltProducts.path("livepush")
     static let sanitizers = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
@@ -37,7 +37,7 @@ import TestSupport
         return output
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func installedLibraryHasAVersionedSonameAndItsHeaders() throws {
         let prefix = try Self.installLibrary()
         defer { try? FileManager.default.removeItem(atPath: prefix) }
@@ -56,7 +56,7 @@ import TestSupport
         #expect(exported.allSatisfy { !$0.hasPrefix("lpc__") && !$0.hasPrefix("lpc_wire") }, "\(exported)")
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func minimalHelperBuiltAgainstTheInstalledLibraryPassesCheckHelper() throws {
         let source = try String(contentsOfFile: Repository.path("tools/examples/minimal-helper.c"), encoding: .utf8)
         #expect(source.split(separator: "\n", omittingEmptySubsequences: false).count <= 60)
@@ -72,7 +72,7 @@ import TestSupport
         #expect(!result.standardError.contains("runtime error"), "\(result)")
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(10)))
     func pythonPackageInstalledWithPipRunsTheMinimalHelperThroughCheckHelper() throws {
         let source = try String(contentsOfFile: Repository.path("tools/examples/minimal_helper.py"), encoding: .utf8)
         #expect(source.split(separator: "\n", omittingEmptySubsequences: false).count <= 41)  // 40 lines + final newline

@@ -7,7 +7,7 @@ extension SharedScreen {
     /// `livepush screen` keeps its helper alive and ends cleanly: a killed helper is restarted
     /// and the push goes on; Ctrl-C finishes everything within 2 s and leaves nothing behind.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
-                    "needs the test Xvfb and nginx-rtmp (make test)"))
+                    "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
     struct HelperSupervisionTests {
         let livepush = BuiltProducts.path("livepush")
 
@@ -124,7 +124,7 @@ extension SharedScreen {
         }
 
         /// `livepush screen --damage` passes the option on to the helper it starts.
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(10)))
         func damageIsPassedOnToTheHelper() throws {
             let output = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("damage")).path + ".mp4"
             defer { try? FileManager.default.removeItem(atPath: output) }
@@ -145,7 +145,7 @@ extension SharedScreen {
 
         /// A helper that cannot run as configured exits 78 (EX_CONFIG, SPEC §13.5): the run stops at
         /// its first exit, with its reason, instead of restarting it five times.
-        @Test(.timeLimit(.minutes(1)), arguments: [
+        @Test(.timeLimit(.minutes(10)), arguments: [
             (["--region", "5000,5000,100,100"], "is not inside the"),
             (["--display", ":9876"], ":9876"),
         ])
@@ -168,7 +168,7 @@ extension SharedScreen {
 extension SharedScreen {
     /// `livepush push --group NAME URL`: the pusher waits for any helper on the group.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
-                    "needs the test Xvfb and nginx-rtmp (make test)"))
+                    "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
     struct PushFromAGroupTests {
         @Test func pushWithAGroupWaitsForAHelperAndPublishesWhatItSends() throws {
             let group = UniqueName.make("pushgroup")

@@ -4,7 +4,7 @@ import TestSupport
 
 /// `make install-files` (what `make install` and `make deb` run) puts every file where Debian's
 /// tools look for it, and the user service is one systemd accepts.
-@Suite(.timeLimit(.minutes(3))) struct InstallTests {
+@Suite(.timeLimit(.minutes(10))) struct InstallTests {
     @Test func installPutsExecutablesManPagesCompletionsServiceAndDocsInPlace() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("install")).path
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -7,7 +7,7 @@ extension SharedScreen {
     /// test environment (the mic's and the desktop sink's) arrive mixed, in the recording and at
     /// nginx; `--no-mic` leaves the video alone.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
-                        && TestEnvironment.isEnabled(.pipewire), "needs the whole test environment (make test)"))
+                        && TestEnvironment.isEnabled(.pipewire), "needs the whole test environment (make test)"), .timeLimit(.minutes(10)))
     struct MixedAudioTests {
         let livepush = BuiltProducts.path("livepush")
 

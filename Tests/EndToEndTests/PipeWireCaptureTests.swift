@@ -100,7 +100,7 @@ final class PipeWireHelperSession {
 /// `livepush-capture --source pipewire` against the test environment's real PipeWire daemon and a
 /// real producer (tools/testclients/pw-video-source.c) whose pixels and metadata the test sets.
 /// Serialized: one producer and one helper at a time on the shared daemon.
-@Suite(.serialized, .enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"))
+@Suite(.serialized, .enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"), .timeLimit(.minutes(10)))
 struct PipeWireCaptureTests {
     @Test func solidColourArrivesExactlyAtTheProducersSize() throws {
         let source = try PipeWireVideoSource(["--size", "320x240", "--color", "00ff80"])
@@ -373,7 +373,7 @@ struct PipeWireCaptureTests {
 /// `livepush-capture --source portal` against a mock ScreenCast portal on the test environment's
 /// private session bus (no desktop portal runs here); the stream itself is real PipeWire.
 /// Serialized: the portal's bus name can have one owner at a time.
-@Suite(.serialized, .enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire and D-Bus (make test)"))
+@Suite(.serialized, .enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire and D-Bus (make test)"), .timeLimit(.minutes(10)))
 struct PortalCaptureTests {
     private func stateDirectory() -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("state")).path

@@ -9,7 +9,7 @@ extension SharedScreen {
     /// path), so the shared test daemon's other users are not disturbed.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
                         && TestEnvironment.isEnabled(.pipewire), "needs the whole test environment (make test)"),
-           .timeLimit(.minutes(3)))
+           .timeLimit(.minutes(10)))
     struct PipeWireRestartTests {
         /// A private PipeWire (with WirePlumber and the virtual mic) that can be stopped and
         /// started again at the same socket path.

@@ -6,7 +6,7 @@ extension SharedScreen {
     /// The push benchmark's clock: x11-paint's `timecode` pattern on the test Xvfb, grabbed by
     /// ffmpeg's x11grab and decoded by `livepush-bench push --self-test`, reads back as a moment
     /// just past; a screen without a code is refused rather than misread.
-    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"))
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"), .timeLimit(.minutes(10)))
     struct PushBenchTimeCodeTests {
         private func selfTest(_ extra: [String] = []) throws -> CommandResult {
             try ProcessRunner.run(BuiltProducts.path("livepush-bench"), [

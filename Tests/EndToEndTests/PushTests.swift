@@ -6,7 +6,7 @@ extension SharedScreen {
     /// `livepush push` to the real nginx-rtmp of the test environment; what nginx recorded is read
     /// back with ffprobe, and the stream key appears in no output.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
-                                 "needs the test Xvfb and nginx-rtmp (make test)"))
+                                 "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
     struct PushTests {
         let livepush = BuiltProducts.path("livepush")
 

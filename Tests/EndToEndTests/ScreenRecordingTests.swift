@@ -5,7 +5,7 @@ import TestSupport
 extension SharedScreen {
     /// `livepush screen` records the test Xvfb through its own capture helper; ffprobe and ffmpeg
     /// check what the file holds.
-    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"))
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"), .timeLimit(.minutes(10)))
     struct ScreenRecordingTests {
         let livepush = BuiltProducts.path("livepush")
 
@@ -85,7 +85,7 @@ extension SharedScreen {
 
         /// `kill -9` in the middle of a recording, in every container: what was written decodes, the
         /// decoder gets every frame the container holds, and the helper does not outlive its pusher.
-        @Test(.timeLimit(.minutes(2)), arguments: ["mp4", "mkv", "flv"])
+        @Test(.timeLimit(.minutes(10)), arguments: ["mp4", "mkv", "flv"])
         func recordingSurvivesSIGKILL(container: String) throws {
             let painter = try paint(["--geometry", "320x240+700+600", "square", "202020", "e0e0e0", "40", "6"])
             defer { painter.closeInput(); _ = painter.finish() }

@@ -7,7 +7,7 @@ extension SharedScreen {
     /// headless Chromium: the charts are drawn, the page loads nothing from outside, and its numbers
     /// are those of the events file (computed here again from the file).
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
-                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"))
+                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"), .timeLimit(.minutes(10)))
     struct SessionReportTests {
         let livepush = BuiltProducts.path("livepush")
 
@@ -15,7 +15,7 @@ extension SharedScreen {
             FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make(name)).path
         }
 
-        @Test(.timeLimit(.minutes(2)))
+        @Test(.timeLimit(.minutes(10)))
         func theReportShowsTheChartsAndTheNumbersOfTheEventFile() throws {
             let liveReport = temporary("live") + ".html", savedReport = temporary("saved") + ".html"
             let broadcast = try LiveBroadcast(livepush: livepush, [

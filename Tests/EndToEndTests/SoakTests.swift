@@ -6,7 +6,7 @@ import TestSupport
 /// break the protocol mid-stream, 3 nginx restarts), in a test environment of its own (it
 /// restarts nginx, which the other tests share).
 @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp) && TestEnvironment.isEnabled(.pipewire),
-                "needs the test environment's tools (make test)"))
+                "needs the test environment's tools (make test)"), .timeLimit(.minutes(10)))
 struct SoakTests {
     @Test func aShortSoakSurvivesEveryFaultWithoutLeaks() throws {
         let result = try ProcessRunner.run(Repository.path("tools/testenv"), [

@@ -9,7 +9,7 @@ extension SharedScreen {
     /// usage errors.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
                         && TestEnvironment.isEnabled(.pipewire), "needs the whole test environment (make test)"),
-           .timeLimit(.minutes(3)))
+           .timeLimit(.minutes(10)))
     struct SoundOptionsTests {
         let livepush = BuiltProducts.path("livepush")
 

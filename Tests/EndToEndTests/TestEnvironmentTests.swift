@@ -4,7 +4,7 @@ import TestSupport
 
 /// The receivers later tests rely on: nginx-rtmp takes a real publish and gives it back,
 /// and the PipeWire virtual microphone plays its tone.
-@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
 struct RTMPServerTests {
     @Test func recordApplicationKeepsWhatWasPublished() throws {
         let key = UniqueName.make("testpattern")
@@ -48,7 +48,7 @@ struct RTMPServerTests {
     }
 }
 
-@Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"), .timeLimit(.minutes(10)))
 struct VirtualMicrophoneTests {
     @Test func recordingTheMicrophoneForOneSecondHearsTheTone() throws {
         let microphone = try TestEnvironment.microphone()

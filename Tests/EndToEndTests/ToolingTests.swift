@@ -5,7 +5,7 @@ import TestSupport
 /// The tools that say whether the suite passed cannot lie: tools/test-summary counts test cases
 /// (not recorded issues) and fails a skip under LIVEPUSH_REQUIRE_ALL=1; tools/fuzz/run fails when
 /// its target does not build instead of fuzzing the binary a previous build left.
-@Suite(.timeLimit(.minutes(2))) struct ToolingTests {
+@Suite(.timeLimit(.minutes(10))) struct ToolingTests {
     /// A JUnit file as Swift Testing writes it: `failures` counts issues, `tests` leaves skips out.
     static let junit = """
         <?xml version="1.0" encoding="UTF-8"?>

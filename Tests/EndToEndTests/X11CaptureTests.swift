@@ -8,7 +8,7 @@ extension SharedScreen {
     /// livepush-capture on the test Xvfb, against a pusher endpoint in the test: an X client the
     /// test controls (tools/testclients/x11-paint.c) paints known pixels, and the frames that
     /// arrive must hold exactly those pixels. Serialized: the tests share one screen.
-    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"))
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"), .timeLimit(.minutes(10)))
     final class X11CaptureTests {
         /// A frame copied out of the ring: BGRx, `width * 4` bytes a row.
         struct Picture {
@@ -237,7 +237,7 @@ extension SharedScreen {
 }
 
 /// Capture on an Xvfb of the test's own: one it kills, one without MIT-SHM.
-@Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs Xvfb (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs Xvfb (make test)"), .timeLimit(.minutes(10)))
 struct X11PrivateServerTests {
     /// Starts an Xvfb on a free display; returns it and its display name.
     private func startXvfb(_ extraArguments: [String] = []) throws -> (RunningCommand, String) {

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// Byte-exact vectors, checked by hand against the FLV 10.1 and AMF0 specifications.
-@Suite struct FLVVectorTests {
+@Suite(.timeLimit(.minutes(10))) struct FLVVectorTests {
     @Test func fileHeaderWithAudioAndVideo() {
         #expect(FLV.fileHeader(hasAudio: true, hasVideo: true)
             == [0x46, 0x4C, 0x56, 0x01, 0x05, 0x00, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00])
@@ -70,7 +70,7 @@ import TestSupport
 }
 
 /// Our FLV, written from real libx264 output, read back by ffprobe and decoded by ffmpeg.
-@Suite struct FLVFileTests {
+@Suite(.timeLimit(.minutes(10))) struct FLVFileTests {
     @Test func ffprobeReadsOurFLVWithEveryFrame() throws {
         let encoder = try H264Encoder(settings: H264EncoderSettings(width: 320, height: 240, fps: 30, bitrateKbps: 400))
         let frame = try VideoFrame(width: 320, height: 240)

@@ -86,7 +86,7 @@ final class SignalHelper: @unchecked Sendable {
 
 /// The pusher's audio path without PipeWire: desktop audio from a helper, mixed, encoded to AAC
 /// and recorded; read back with the real ffmpeg.
-@Suite struct AudioPathTests {
+@Suite(.timeLimit(.minutes(10))) struct AudioPathTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()
         var events: [String] = []
@@ -185,7 +185,7 @@ final class SignalHelper: @unchecked Sendable {
         #expect(abs((full - half) - 6.02) < 1, "full \(full) dBFS, half \(half) dBFS")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func audioControlsSetBeforeCaptureStartsTakeEffectWhenItStarts() throws {
         let observer = Recorder()
         let path = try record(seconds: 2, observer: observer, sound: sine(440), before: {
@@ -199,7 +199,7 @@ final class SignalHelper: @unchecked Sendable {
         #expect(updates >= 15, "\(updates) volume updates in about 2.5 s at 100 ms")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aVolumeSetBeforeCaptureStartsIsTheRecordingsVolume() throws {
         // Half volume from the start, full volume after 1 s: the start is 6 dB down.
         let path = try record(seconds: 3, sound: sine(440), before: { $0.setDesktopAudioVolume(50) },

@@ -8,7 +8,7 @@ import TestSupport
 /// Background music and external PCM, measured in what nginx received (issue 17): music files
 /// of each format made by ffmpeg carry a 600 Hz tone at a known level; the stream must carry it
 /// at the set volume (±1 dB) and, looping, without a gap over 25 ms.
-@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs nginx-rtmp (make test)"), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
 struct BackgroundMusicTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()

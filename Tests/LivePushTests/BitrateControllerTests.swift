@@ -2,7 +2,7 @@
 import Testing
 
 /// Auto bitrate's decisions, one second at a time, from the figures the senders measure.
-@Suite struct BitrateControllerTests {
+@Suite(.timeLimit(.minutes(10))) struct BitrateControllerTests {
     typealias Destination = BitrateController.Destination
 
     private func congested(carryingKbps: Int) -> Destination { Destination(queuedMs: 1500, sendRateKbps: carryingKbps) }
@@ -68,7 +68,7 @@ import Testing
 }
 
 /// The run-time bitrate bounds of the SDK: codes and the encoder's rate.
-@Suite struct RunTimeBitrateTests {
+@Suite(.timeLimit(.minutes(10))) struct RunTimeBitrateTests {
     @Test func targetAndMinimumAreCheckedAndATargetBelowTheRateLowersIt() throws {
         let pusher = try LivePusher(config: LivePushConfig())  // 1080p: target 2500, min 1200, initial 1800
         #expect(pusher.currentVideoBitrateKbps == 1800)

@@ -6,7 +6,7 @@ import TestSupport
 /// Colour end to end, in every pixel format a helper may send: pure red, green, blue and white
 /// bars (sRGB for the RGB formats, BT.709 limited range for NV12 and I420, as SPEC §8.1 says)
 /// go through the pusher into a recording, and ffmpeg decodes the same primaries, within 4 levels.
-@Suite struct ColourTests {
+@Suite(.timeLimit(.minutes(10))) struct ColourTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()
         var firstFrameAtMs: Int?
@@ -23,7 +23,7 @@ import TestSupport
         ("red", [255, 0, 0]), ("green", [0, 255, 0]), ("blue", [0, 0, 255]), ("white", [255, 255, 255]),
     ]
 
-    @Test(.timeLimit(.minutes(2)), arguments: ["bgrx", "bgra", "rgbx", "rgba", "nv12", "i420"])
+    @Test(.timeLimit(.minutes(10)), arguments: ["bgrx", "bgra", "rgbx", "rgba", "nv12", "i420"])
     func primariesArriveAsSentInEveryPixelFormat(format: String) throws {
         let runtime = privateRuntimeDirectory()
         let group = UniqueName.make("colour")

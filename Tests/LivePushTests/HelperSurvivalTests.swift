@@ -7,7 +7,7 @@ import TestSupport
 
 /// The broadcast survives its helper: it keeps its frame rate with a placeholder while the
 /// helper is gone, paused or hung, and takes the screen back when a helper returns.
-@Suite struct HelperSurvivalTests {
+@Suite(.timeLimit(.minutes(10))) struct HelperSurvivalTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()
         var events: [String] = []
@@ -142,7 +142,7 @@ import TestSupport
     }
 }
 
-@Suite struct StillImageTests {
+@Suite(.timeLimit(.minutes(10))) struct StillImageTests {
     @Test func aPNGAndAJPEGDecodeToTheirColours() throws {
         for ext in ["png", "jpg"] {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("still")).path + "." + ext

@@ -3,7 +3,7 @@ import LivePush
 import Media
 import Testing
 
-@Suite struct LivePushConfigTests {
+@Suite(.timeLimit(.minutes(10))) struct LivePushConfigTests {
     // MARK: Defaults
 
     @Test func defaultsAreForBroadcastingAScreen() {

@@ -5,7 +5,7 @@ import TestSupport
 
 /// The SDK end to end without X: the C reference helper feeds a LivePusher, which records;
 /// the observer hears every event, in order.
-@Suite struct LivePusherTests {
+@Suite(.timeLimit(.minutes(10))) struct LivePusherTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()
         var events: [String] = []
@@ -131,7 +131,7 @@ import TestSupport
                                            "recordBegin(0)", "recordBegin(-6)"])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func stoppingBeforeTheFirstPictureCompletesWithMinus3AndLeavesNoFile() throws {
         let runtime = privateRuntimeDirectory()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("short")).path + ".mp4"
@@ -149,7 +149,7 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: path), "the empty recording was left behind")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func recordingProgressIsOffByDefault() throws {
         let runtime = privateRuntimeDirectory()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("quiet")).path + ".mkv"
@@ -187,7 +187,7 @@ import TestSupport
         func onLocalRecordComplete(code: Int32, storagePath: String) { check("recordComplete") }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func everyCallbackRunsOnTheCallbackQueueGiven() throws {
         let runtime = privateRuntimeDirectory()
         let queue = DispatchQueue(label: "test.callbacks")
@@ -213,7 +213,7 @@ import TestSupport
         #expect(pusher.statistics.width == 320, "the statistics getter reads the last figures")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func pauseBeforeCaptureStartsShowsThePausePictureFromTheStart() throws {
         let pusher = try LivePusher(config: config())
         pusher.pause()

@@ -7,7 +7,7 @@ import TestSupport
 /// Noise suppression and voice activity on a real PipeWire microphone (issue 17): a private
 /// virtual mic (pw-loopback) into which pw-play plays a signal made by ffmpeg.
 @Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire) && TestEnvironment.isEnabled(.rtmp),
-                "needs the test PipeWire daemon and nginx-rtmp (make test)"), .timeLimit(.minutes(3)))
+                "needs the test PipeWire daemon and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
 struct MicrophoneProcessingTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()

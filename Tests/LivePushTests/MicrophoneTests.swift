@@ -6,7 +6,7 @@ import TestSupport
 /// The microphone through the test PipeWire daemon's virtual mic (a known tone), into
 /// recordings and the real nginx-rtmp, read back with ffmpeg.
 @Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire) && TestEnvironment.isEnabled(.rtmp),
-                "needs the test PipeWire daemon and nginx-rtmp (make test)"))
+                "needs the test PipeWire daemon and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
 struct MicrophoneTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()

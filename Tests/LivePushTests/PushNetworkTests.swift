@@ -5,7 +5,7 @@ import TestSupport
 
 /// Pushing through a bad network to the real nginx-rtmp of the test environment: a throttling
 /// proxy on loopback, a server that restarts, a key already in use, names that do not resolve.
-@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
 struct PushNetworkTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()

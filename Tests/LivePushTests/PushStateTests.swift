@@ -6,7 +6,7 @@ import TestSupport
 /// The push lifecycle after a failure (docs/guide.md, "Push state"): what `isPushing`,
 /// `reconnectPush`, `restartPush` and `onError` say once a destination gave up, checked against
 /// a private nginx that is stopped and started again, and what it recorded.
-@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs nginx-rtmp (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
 struct PushStateTests {
     final class Recorder: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()
@@ -78,7 +78,7 @@ struct PushStateTests {
         #expect(packets >= 40, "nginx recorded \(packets) video packets in about 2 s (about 60)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aDestinationThatGaveUpIsNotPushingAndReconnectPushStartsItAgain() throws {
         let observer = Recorder()
         let key = UniqueName.make("again")
@@ -94,7 +94,7 @@ struct PushStateTests {
         pusher.destroy()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func restartPushStartsAGivenUpDestinationAgainAtTheInitialBitrate() throws {
         let observer = Recorder()
         let key = UniqueName.make("restart")
@@ -111,7 +111,7 @@ struct PushStateTests {
         pusher.destroy()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aRendezvousThatCannotBeMadeIsReportedToOnErrorAsWellAsThrown() throws {
         let observer = Recorder()
         let pusher = try LivePusher(config: config(), observer: observer)

@@ -6,7 +6,7 @@ import TestSupport
 /// RTMPS through the LivePusher SDK against the real TLS fronts of the test environment: every
 /// certificate problem reaches `onError` with its own code and is not retried; a TLS front that
 /// restarts is survived.
-@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmps), "needs the test TLS front (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmps), "needs the test TLS front (make test)"), .timeLimit(.minutes(10)))
 struct RTMPSPushTests {
     typealias Recorder = PushNetworkTests.Recorder
     private let network = PushNetworkTests()

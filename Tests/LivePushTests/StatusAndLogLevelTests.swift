@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The SDK's live status, per-source mute, snapshots, its version and its log level.
-@Suite struct StatusAndLogLevelTests {
+@Suite(.timeLimit(.minutes(10))) struct StatusAndLogLevelTests {
     /// Measures the mixed audio (after volumes and mute) that is about to be encoded.
     final class MixMeter: LivePusherObserver, @unchecked Sendable {
         private let lock = NSLock()
@@ -56,7 +56,7 @@ import TestSupport
         #expect(LivePush.libraryLogLevel == "error")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func mutingOneSourceSilencesItAndStatusSaysSo() throws {
         let runtime = privateRuntimeDirectory()
         let group = UniqueName.make("mute")
@@ -95,7 +95,7 @@ import TestSupport
         #expect(back > 0.01, "unmuted again: \(back)")
     }
 
-    @Test(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
     func statusFollowsPushPauseBitrateAndDestinationsAndASnapshotIsAJPEG() throws {
         let runtime = privateRuntimeDirectory()
         let group = UniqueName.make("status")

@@ -14,7 +14,7 @@ private func sine(frequencyHz: Double, rateHz: Int, channels: Int, seconds: Doub
     return samples
 }
 
-@Suite struct AudioResamplerTests {
+@Suite(.timeLimit(.minutes(10))) struct AudioResamplerTests {
     @Test func resampling44100To48000KeepsTheToneAndTheDuration() throws {
         let resampler = try AudioResampler(inputRateHz: 44100, inputChannels: 1, outputRateHz: 48000, outputChannels: 2)
         var output: [Float] = []
@@ -43,7 +43,7 @@ private func sine(frequencyHz: Double, rateHz: Int, channels: Int, seconds: Doub
     }
 }
 
-@Suite struct AACEncoderTests {
+@Suite(.timeLimit(.minutes(10))) struct AACEncoderTests {
     @Test func audioSpecificConfigIsAACLowComplexityAtTheRateAndChannels() throws {
         // Object type 2 (LC), the rate's index, the channels; FFmpeg appends an explicit
         // "no SBR" sync extension (0x2B7), which players read as plain AAC-LC.

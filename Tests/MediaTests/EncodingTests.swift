@@ -3,7 +3,7 @@ import Media
 import Testing
 import TestSupport
 
-@Suite struct FrameConverterTests {
+@Suite(.timeLimit(.minutes(10))) struct FrameConverterTests {
     @Test func fitKeepsTheShapeWithBlackBars() {
         let wide = FrameConverter.layout(sourceWidth: 1920, sourceHeight: 1200, outputWidth: 1280, outputHeight: 720,
                                          mode: .fit)
@@ -109,7 +109,7 @@ import TestSupport
 }
 
 /// H.264 from libx264 into real files, read back by ffprobe and decoded by ffmpeg.
-@Suite struct RecordingTests {
+@Suite(.timeLimit(.minutes(10))) struct RecordingTests {
     /// Solid colours, one a second: (B, G, R).
     static let colours: [[UInt8]] = [[0, 0, 255], [0, 255, 0], [255, 0, 0]]
 
@@ -171,7 +171,7 @@ import TestSupport
 }
 
 /// libx264's rate as the encoder sets it: constant, and following `setBitrate` mid-stream.
-@Suite struct BitrateChangeTests {
+@Suite(.timeLimit(.minutes(10))) struct BitrateChangeTests {
     /// Bytes the encoder puts out for `seconds` of a still grey 320x240 picture at 30 fps.
     private func encodedBytes(_ encoder: H264Encoder, _ frame: VideoFrame, from first: Int, seconds: Int) throws -> Int {
         var bytes = 0
@@ -181,7 +181,7 @@ import TestSupport
         return bytes
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aStillPictureComesOutAtTheBitrateAndFollowsSetBitrate() throws {
         let encoder = try H264Encoder(settings: H264EncoderSettings(width: 320, height: 240, fps: 30, bitrateKbps: 400))
         let frame = try VideoFrame(width: 320, height: 240)

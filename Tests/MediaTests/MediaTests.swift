@@ -1,7 +1,7 @@
 import Media
 import Testing
 
-@Suite struct CodecLibraryTests {
+@Suite(.timeLimit(.minutes(10))) struct CodecLibraryTests {
     @Test func libx264AndAacEncodersAreInLibavcodec() {
         #expect(CodecLibrary.hasEncoder(named: H264EncoderName.libx264.rawValue))
         #expect(CodecLibrary.encoderDescription(named: "libx264")?.contains("H.264") == true)
@@ -22,7 +22,7 @@ import Testing
     }
 }
 
-@Suite struct PixelConverterTests {
+@Suite(.timeLimit(.minutes(10))) struct PixelConverterTests {
     /// BT.601 limited range, as libyuv's ARGBToI420 computes it in fixed point: the formula's
     /// 240 for the V of pure red and the U of pure blue comes out as 239.
     @Test(arguments: [

@@ -5,7 +5,7 @@ import TestSupport
 
 /// Our RTMP client over TLS against the real TLS front of the test environment (nginx's stream
 /// module with ssl before nginx-rtmp): one front per certificate case, each failure of its own kind.
-@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmps), "needs the test TLS front (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmps), "needs the test TLS front (make test)"), .timeLimit(.minutes(10)))
 struct RTMPSPublishTests {
     private func publishError(_ text: String, caFile: String?) throws -> RTMPError {
         let url = try RTMPURL(text)

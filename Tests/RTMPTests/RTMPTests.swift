@@ -5,7 +5,7 @@ import RTMP
 import Testing
 import TestSupport
 
-@Suite struct RTMPURLTests {
+@Suite(.timeLimit(.minutes(10))) struct RTMPURLTests {
     @Test func urlSplitsIntoHostPortAppAndKey() throws {
         let url = try RTMPURL("rtmp://127.0.0.1:19350/live/room1/abc123?token=xyz")
         #expect(url.host == "127.0.0.1" && url.port == 19350)
@@ -39,7 +39,7 @@ import TestSupport
 
 /// Our client against the real nginx-rtmp of the test environment; what nginx recorded is read
 /// back with ffprobe.
-@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
 struct RTMPPublishTests {
     /// 2 s of 320x240 H.264 published as FLV tag bodies.
     private func publish(_ publisher: RTMPPublisher) throws {

@@ -2,7 +2,7 @@ import ScreenCapture
 import Testing
 import TestSupport
 
-@Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"))
+@Suite(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"), .timeLimit(.minutes(10)))
 struct X11DisplayTests {
     @Test func testDisplayOpensWithItsScreenSize() throws {
         let display = try X11Display(displayName: try TestEnvironment.display())
@@ -19,7 +19,7 @@ struct X11DisplayTests {
     }
 }
 
-@Suite struct X11DisplayErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct X11DisplayErrorTests {
     @Test func emptyDisplayNameIsNoDisplay() {
         #expect(throws: X11Error.noDisplay) { try X11Display(displayName: "") }
     }
