@@ -163,4 +163,29 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
     public func onProcessAudioFrame(_ frame: inout AudioFrame) {
         downstream?.onProcessAudioFrame(&frame)
     }
+
+    public func onBGMStarted(path: String, durationMs: Int) {
+        emit("bgmStarted", ["path": path, "durationMs": durationMs])
+        downstream?.onBGMStarted(path: path, durationMs: durationMs)
+    }
+
+    public func onBGMProgress(positionMs: Int, durationMs: Int) {
+        emit("bgmProgress", ["positionMs": positionMs, "durationMs": durationMs])
+        downstream?.onBGMProgress(positionMs: positionMs, durationMs: durationMs)
+    }
+
+    public func onBGMComplete(path: String) {
+        emit("bgmComplete", ["path": path])
+        downstream?.onBGMComplete(path: path)
+    }
+
+    public func onBGMError(code: Int32, message: String, path: String) {
+        emit("bgmError", ["code": Int(code), "message": message, "path": path])
+        downstream?.onBGMError(code: code, message: message, path: path)
+    }
+
+    public func onVoiceActivityDetected(_ active: Bool) {
+        emit("voiceActivity", ["active": active])
+        downstream?.onVoiceActivityDetected(active)
+    }
 }
