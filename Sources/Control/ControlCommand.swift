@@ -12,6 +12,8 @@ public enum ControlCommand: Equatable, Sendable {
     case bitrate(kbps: Int)
     case minBitrate(kbps: Int)
     case add(url: String)
+    /// Background music (issue 17): start a file (looped or not), stop, pause, resume, its volume.
+    case bgm(ControlMusicAction)
     case remove(index: Int)
     case reconnect
     /// Streams the JSON events (docs/events.md) until the client hangs up.
@@ -31,6 +33,8 @@ public enum ControlCommand: Equatable, Sendable {
         ("remove", "N", "Stop pushing to destination N (as 'status' numbers them, from 0)."),
         ("reconnect", "", "Drop every RTMP connection and connect again."),
         ("events", "", "Stream the JSON events (one per line) until Ctrl-C."),
+        ("bgm", "start FILE [loop] | stop | pause | resume | volume PERCENT",
+         "Background music: play FILE (looped with 'loop'), stop, pause, resume, or set its volume (0 to 400)."),
     ]
 
     /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
@@ -86,10 +90,33 @@ public enum ControlCommand: Equatable, Sendable {
         case "add":
             let url = try one("URL")
             guard url.contains("://") else {
-                throw .invalidValue(command: verb, value: url, reason: "use rtmp://host[:port]/app/key")
+                throw .invalidValue(command: verb, value: url, reason: "use rtmp://host[:port]/app/key, rtmps://... or srt://host:port?...")
             }
             return .add(url: url)
         case "remove": return .remove(index: try number(try one("N"), 0...999, "destination indexes"))
+        case "bgm":
+            let usage = "use: bgm start FILE [loop] | stop | pause | resume | volume PERCENT"
+            guard let action = args.first else { throw .missingValue(command: verb, expected: "start, stop, pause, resume or volume") }
+            let rest = Array(args.dropFirst())
+            switch action {
+            case "start":
+                guard let path = rest.first else { throw .missingValue(command: verb, expected: "start FILE [loop]") }
+                guard rest.count == 1 || (rest.count == 2 && rest[1] == "loop") else {
+                    throw .invalidValue(command: verb, value: rest.last ?? "", reason: usage)
+                }
+                return .bgm(.start(path: path, loop: rest.count == 2))
+            case "stop", "pause", "resume":
+                guard rest.isEmpty else { throw .invalidValue(command: verb, value: rest[0], reason: "'bgm \(action)' takes no value") }
+                return .bgm(action == "stop" ? .stop : action == "pause" ? .pause : .resume)
+            case "volume":
+                guard rest.count == 1 else {
+                    if rest.isEmpty { throw .missingValue(command: verb, expected: "volume PERCENT") }
+                    throw .invalidValue(command: verb, value: rest[1], reason: usage)
+                }
+                return .bgm(.volume(percent: try number(rest[0], 0...400, "percent")))
+            default:
+                throw .invalidValue(command: verb, value: action, reason: usage)
+            }
         default: throw .unknownCommand(verb, known: verbNames)
         }
     }
@@ -109,6 +136,7 @@ public enum ControlCommand: Equatable, Sendable {
         case .remove: "remove"
         case .reconnect: "reconnect"
         case .events: "events"
+        case .bgm: "bgm"
         }
     }
 
@@ -121,10 +149,31 @@ public enum ControlCommand: Equatable, Sendable {
         case .bitrate(let kbps), .minBitrate(let kbps): [String(kbps)]
         case .add(let url): [Redaction.redact(url)]
         case .remove(let index): [String(index)]
+        case .bgm(let action): action.arguments
         }
     }
 
     static var verbNames: [String] { verbs.map(\.verb) }
+}
+
+/// What `bgm` does.
+public enum ControlMusicAction: Equatable, Sendable {
+    case start(path: String, loop: Bool)
+    case stop
+    case pause
+    case resume
+    case volume(percent: Int)
+
+    /// The words after `bgm`, as typed.
+    var arguments: [String] {
+        switch self {
+        case .start(let path, let loop): ["start", path] + (loop ? ["loop"] : [])
+        case .stop: ["stop"]
+        case .pause: ["pause"]
+        case .resume: ["resume"]
+        case .volume(let percent): ["volume", String(percent)]
+        }
+    }
 }
 
 /// What `mute` and `unmute` act on.

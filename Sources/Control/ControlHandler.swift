@@ -53,8 +53,8 @@ public final class ControlHandler: @unchecked Sendable {
             }
         case .add(let text):
             // Checked here first: the pusher would report a bad URL as an error of the broadcast.
-            let url: RTMPURL
-            do { url = try RTMPURL(text) } catch {
+            let url: PushDestination
+            do { url = try PushDestination(text) } catch {
                 return .failure(.invalidValue(command: command.verb, value: text, reason: "\(error)"))
             }
             guard pusher.addPushDestination(url: text) == 0 else {
@@ -69,6 +69,20 @@ public final class ControlHandler: @unchecked Sendable {
         case .reconnect:
             guard pusher.isPushing else { return .failure(.refused(command: command.verb, reason: "nothing is being pushed")) }
             pusher.reconnectPush()
+        case .bgm(let action):
+            switch action {
+            case .start(let path, let loop):
+                let code = pusher.startBGM(path: path, loop: loop)
+                guard code == 0 else {
+                    return .failure(.refused(command: command.verb, reason: code == -1
+                        ? "the broadcast has no audio to mix music into"
+                        : "cannot play '\(path)' (\(code)): the events and the broadcast's log say why"))
+                }
+            case .stop: pusher.stopBGM()
+            case .pause: pusher.pauseBGM()
+            case .resume: pusher.resumeBGM()
+            case .volume(let percent): pusher.setBGMVolume(percent)
+            }
         }
         if command != .status && command != .events {
             hub?.emit("control", ["command": command.verb, "args": command.arguments])

@@ -18,6 +18,33 @@ struct ControlCommandTests {
         #expect(try ControlCommand.parse(["remove", "1"]) == .remove(index: 1))
         #expect(try ControlCommand.parse(["reconnect"]) == .reconnect)
         #expect(try ControlCommand.parse(["events"]) == .events)
+        #expect(try ControlCommand.parse(["bgm", "start", "/m/song.mp3"]) == .bgm(.start(path: "/m/song.mp3", loop: false)))
+        #expect(try ControlCommand.parse(["bgm", "start", "/m/song.mp3", "loop"]) == .bgm(.start(path: "/m/song.mp3", loop: true)))
+        #expect(try ControlCommand.parse(["bgm", "stop"]) == .bgm(.stop))
+        #expect(try ControlCommand.parse(["bgm", "pause"]) == .bgm(.pause))
+        #expect(try ControlCommand.parse(["bgm", "resume"]) == .bgm(.resume))
+        #expect(try ControlCommand.parse(["bgm", "volume", "40"]) == .bgm(.volume(percent: 40)))
+        #expect(try ControlCommand.parse(["bgm", "start", "/m/song.mp3", "loop"]).arguments == ["start", "/m/song.mp3", "loop"])
+    }
+
+    @Test func badMusicCommandsSayWhatIsWrong() {
+        #expect(throws: ControlError.missingValue(command: "bgm", expected: "start, stop, pause, resume or volume")) {
+            try ControlCommand.parse(["bgm"])
+        }
+        #expect(throws: ControlError.missingValue(command: "bgm", expected: "start FILE [loop]")) {
+            try ControlCommand.parse(["bgm", "start"])
+        }
+        #expect(throws: ControlError.invalidValue(command: "bgm", value: "twice",
+                                                   reason: "use: bgm start FILE [loop] | stop | pause | resume | volume PERCENT")) {
+            try ControlCommand.parse(["bgm", "start", "/m/song.mp3", "twice"])
+        }
+        #expect(throws: ControlError.invalidValue(command: "bgm", value: "900",
+                                                   reason: "use a whole number of percent from 0 to 400")) {
+            try ControlCommand.parse(["bgm", "volume", "900"])
+        }
+        #expect(throws: ControlError.invalidValue(command: "bgm", value: "now", reason: "'bgm stop' takes no value")) {
+            try ControlCommand.parse(["bgm", "stop", "now"])
+        }
     }
 
     @Test func badCommandsAndValuesSayWhatIsWrong() {

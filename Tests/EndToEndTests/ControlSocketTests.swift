@@ -211,6 +211,60 @@ extension SharedScreen {
             #expect(none.exitCode == 1 && none.standardError.contains("no broadcast is running"), "\(none)")
         }
 
+        /// `ctl bgm`: music started over the socket is heard at nginx at its level, `bgm volume 50`
+        /// lowers it 6 dB, `bgm stop` ends it, and a file that cannot be played is refused. (The
+        /// broadcast has the mic, so it has audio to mix into; the music's 300 Hz is far from the
+        /// mic's 1000 Hz.)
+        @Test(.timeLimit(.minutes(10)))
+        func musicStartedOverTheSocketIsHeardAtNginxAtItsVolume() throws {
+            let key = UniqueName.make("ctlbgm")
+            let music = try SoundSignals.toneFile(ext: "mp3", codec: "libmp3lame", frequencyHz: 300, amplitude: 0.5,
+                                                  seconds: 1.5)
+            defer { try? FileManager.default.removeItem(atPath: music) }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--mic", try TestEnvironment.microphone(), "--quiet",
+                "--duration", "40",
+            ])
+            #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
+            Thread.sleep(forTimeInterval: 2)  // phase 1: no music
+            let started = try broadcast.ctl(["bgm", "start", music, "loop"])
+            #expect(answerOK(started), "\(started.result)")
+            Thread.sleep(forTimeInterval: 4)  // phase 2: the music at 100 %, looping
+            #expect(answerOK(try broadcast.ctl(["bgm", "volume", "50"])))
+            Thread.sleep(forTimeInterval: 4)  // phase 3: 6 dB lower
+            #expect(answerOK(try broadcast.ctl(["bgm", "stop"])))
+            let missing = try broadcast.ctl(["bgm", "start", "/nonexistent/song.mp3"])
+            #expect(missing.result.exitCode == 1 && missing.answer?["ok"] as? Bool == false, "\(missing.result)")
+            #expect(missing.result.standardError.contains("cannot play '/nonexistent/song.mp3'"), "\(missing.result)")
+            Thread.sleep(forTimeInterval: 3)  // phase 4: no music again
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "the broadcast ran to the end: \(result)")
+            Thread.sleep(forTimeInterval: 0.5)
+
+            let samples = try AudioAnalysis.decodeMono(try TestEnvironment.recordedFile(key: key).path)
+            let levels = stride(from: 0, to: samples.count - 4800, by: 4800).map {
+                AudioAnalysis.toneLevelDbfs(Array(samples[$0..<$0 + 4800]), frequencyHz: 300, sampleRateHz: 48000)
+            }
+            try #require(levels.count >= 100, "\(levels.count) tenths of a second of audio")
+            // The music's level once it plays, then 6.02 dB lower after 'bgm volume 50'.
+            let firstLoud = try #require(levels.firstIndex { $0 > -30 }, "no music arrived: \(levels.map { Int($0) })")
+            let fullLevel = levels[firstLoud + 2..<firstLoud + 22].sorted()[10]
+            let full = longestRun(levels) { abs($0 - fullLevel) < 1.5 }
+            let half = longestRun(levels) { abs($0 - (fullLevel - 6.02)) < 1.5 }
+            #expect(fullLevel > -12, "the music at 100 %: \(fullLevel) dBFS")
+            #expect(full.count >= 30, "about 4 s of music at \(fullLevel) dBFS: \(levels.map { Int($0) })")
+            #expect(half.count >= 30 && half.start > full.start, "then about 4 s 6 dB lower: \(levels.map { Int($0) })")
+            // (Less the tenth of a second holding each edge.)
+            #expect(levels[..<max(0, full.start - 2)].allSatisfy { $0 < -45 }, "no music before 'bgm start'")
+            let afterStop = levels[min(levels.count, half.end + 3)...]
+            #expect(afterStop.count >= 10 && afterStop.allSatisfy { $0 < -45 },
+                    "no music after 'bgm stop': \(levels.map { Int($0) })")
+            let commands = broadcast.events.filter { $0["type"] as? String == "control" }.compactMap { $0["command"] as? String }
+            #expect(commands == ["bgm", "bgm", "bgm"], "\(commands)")
+            #expect(broadcast.events.contains { $0["type"] as? String == "bgmStarted" })
+        }
+
         private func socketPath(_ name: String) throws -> String {
             try TestEnvironment.value("XDG_RUNTIME_DIR", of: .pipewire) + "/livepush/\(name).control"
         }
