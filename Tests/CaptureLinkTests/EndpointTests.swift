@@ -59,17 +59,28 @@ import Testing
         #expect(recorder.wait { $0.finished != nil }?.finished?.1 == "done")
     }
 
+    /// A pusher and a helper that connected and sent START.
+    private func startedSession() throws -> (EventRecorder, PusherEndpoint, HelperEndpoint) {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        do {
+            let helper = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+            try helper.start(sourceInfo: "{}")
+            return (recorder, pusher, helper)
+        } catch {
+            pusher.stop()
+            throw error
+        }
+    }
+
     /// The cause of the flaky X11 checkerboard test: a STOP that arrived while `acquireSlot`
     /// polled for RELEASEs was read there and dropped, so the helper captured on until the pusher
     /// closed the link 1 s later and it exited 1. The STOP must reach the next `poll`.
     @Test(.timeLimit(.minutes(10)))
     func aStopReadWhileAcquiringASlotIsHandedToTheNextPoll() throws {
-        let runtime = privateRuntimeDirectory()
-        let recorder = EventRecorder()
-        let pusher = try makePusher(recorder, runtime: runtime)
+        let (recorder, pusher, helper) = try startedSession()
         defer { pusher.stop() }
-        let helper = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
-        try helper.start(sourceInfo: "{}")
         #expect(recorder.wait { $0.isStarted } != nil)
         pusher.requestStop(text: "test stop")  // sent before it returns: the STOP is in the helper's socket
         #expect(try helper.acquireSlot() != nil)  // reads the STOP along with any RELEASE
@@ -82,12 +93,8 @@ import Testing
     /// SPEC §12.3 step 6: the pusher says what it wants (CONFIG) right after START.
     @Test(.timeLimit(.minutes(10)))
     func pusherSendsConfigRightAfterStart() throws {
-        let runtime = privateRuntimeDirectory()
-        let recorder = EventRecorder()
-        let pusher = try makePusher(recorder, runtime: runtime)
+        let (recorder, pusher, helper) = try startedSession()
         defer { pusher.stop() }
-        let helper = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
-        try helper.start(sourceInfo: "{}")
         var config: Config?
         let deadline = Date().addingTimeInterval(2)
         while config == nil && Date() < deadline {

@@ -2,8 +2,11 @@ import Foundation
 import Glibc
 
 /// A free UDP port on 127.0.0.1 (bound to port 0, read, released).
-public func freeUDPPort() throws -> UInt16 {
-    let probe = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+public func freeUDPPort() throws -> UInt16 { try freeLoopbackPort(type: SOCK_DGRAM) }
+
+/// A free port of socket `type` on 127.0.0.1: bound to port 0, read, released.
+func freeLoopbackPort(type: __socket_type) throws -> UInt16 {
+    let probe = socket(AF_INET, Int32(type.rawValue), 0)
     defer { Glibc.close(probe) }
     var address = loopbackAddress(port: 0)
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)

@@ -75,19 +75,7 @@ public final class PrivateTLSFront: @unchecked Sendable {
 }
 
 /// A free TCP port on 127.0.0.1.
-public func freeTCPPort() throws -> UInt16 {
-    let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { Glibc.close(probe) }
-    var address = loopbackAddress(port: 0)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(probe, $0, length) == 0 && getsockname(probe, $0, &length) == 0
-        }
-    }
-    guard bound else { throw POSIXError(.EADDRINUSE) }
-    return UInt16(bigEndian: address.sin_port)
-}
+public func freeTCPPort() throws -> UInt16 { try freeLoopbackPort(type: SOCK_STREAM) }
 
 /// Whether a TCP connection to 127.0.0.1:`port` is accepted.
 public func tcpPortAccepts(_ port: UInt16) -> Bool {
