@@ -16,32 +16,6 @@ struct VideoPipelineSettings: Sendable {
     var epochNs: UInt64
 }
 
-/// Why the pipeline shows a placeholder instead of the screen.
-enum PlaceholderReason: Int, Comparable, CaseIterable, Sendable {
-    /// The helper went away (exited, crashed, hung, broke the protocol) and has not come back.
-    case helperLost
-    /// `pause()`, or the helper sent PAUSE.
-    case paused
-    /// The network has carried less than the minimum bitrate for a while.
-    case networkPoor
-
-    static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
-
-    var notice: String {
-        switch self {
-        case .helperLost: "Screen capture interrupted"
-        case .paused: "Paused"
-        case .networkPoor: "Poor network"
-        }
-    }
-}
-
-/// The still pictures shown instead of the screen.
-struct PlaceholderImages: Sendable {
-    var pause: StillImage?
-    var networkPoor: StillImage?
-}
-
 /// Where encoded media goes (recordings, RTMP outputs). Video arrives on the video pipeline's
 /// thread, audio on the audio pipeline's; `ptsMs` is on the shared timeline (zero at the epoch).
 protocol EncodedMediaSink: AnyObject, Sendable {
@@ -52,16 +26,15 @@ protocol EncodedMediaSink: AnyObject, Sendable {
 /// The video pipeline, on its own thread: at a constant output frame rate, on CLOCK_MONOTONIC
 /// deadlines, it takes the newest frame the helper published (or repeats the last picture when
 /// nothing new came), converts it to I420 at the output size, encodes it, and hands the packets
-/// to the sinks. Frames are pooled: steady state allocates no pictures.
+/// to the sinks. Frames are pooled: steady state allocates no pictures. Each tick: convert into
+/// the compositor's screen picture -> `compositor.compose()` -> encode the composed picture.
 final class VideoPipeline: @unchecked Sendable {
     let settings: VideoPipelineSettings
     private let frameSource: @Sendable () -> BorrowedFrame?
     private let encoder: H264Encoder
     private let converter: FrameConverter
-    private let picture: VideoFrame
-    /// What is shown while a placeholder reason is active (drawn when the reasons change).
-    private let placeholder: VideoFrame
-    private let images: PlaceholderImages
+    /// The outgoing picture: placeholders and the drawing on top of the screen.
+    let compositor: VideoCompositor
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private let state = Mutex(State())
@@ -73,9 +46,6 @@ final class VideoPipeline: @unchecked Sendable {
     var onFirstFrame: (@Sendable () -> Void)?
     /// Called on the pipeline thread when the encoder fails.
     var onEncoderError: (@Sendable (MediaError) -> Void)?
-    /// Where the next outgoing picture is copied for a preview (`capturePreview`), under `preview`.
-    private let preview = NSCondition()
-    private var previewTarget: VideoFrame?
 
     struct State {
         var sinks: [ObjectIdentifier: EncodedMediaSink] = [:]
@@ -88,16 +58,11 @@ final class VideoPipeline: @unchecked Sendable {
         var framesSkipped = 0
         var bytesEncoded = 0
         var lastSequence: UInt64 = 0
-        /// Active reasons to show a placeholder; the highest one is shown.
-        var placeholderReasons: Set<PlaceholderReason> = []
-        var shownPlaceholder: PlaceholderReason?
-        var framesPlaceholder = 0
     }
 
     init(settings: VideoPipelineSettings, images: PlaceholderImages = PlaceholderImages(),
          frameSource: @escaping @Sendable () -> BorrowedFrame?) throws(MediaError)
     {
-        self.images = images
         self.settings = settings
         self.frameSource = frameSource
         var encoderSettings = H264EncoderSettings(width: settings.width, height: settings.height, fps: settings.fps,
@@ -106,9 +71,8 @@ final class VideoPipeline: @unchecked Sendable {
         encoderSettings.encoder = settings.encoder
         encoder = try H264Encoder(settings: encoderSettings)
         converter = FrameConverter(scaleMode: settings.scaleMode)
-        picture = try VideoFrame(width: settings.width, height: settings.height)
-        picture.fillBlack()
-        placeholder = try VideoFrame(width: settings.width, height: settings.height)
+        compositor = try VideoCompositor(width: settings.width, height: settings.height, scaleMode: settings.scaleMode,
+                                         images: images)
         state.withLock { $0.bitrateKbps = settings.bitrateKbps }
     }
 
@@ -148,17 +112,12 @@ final class VideoPipeline: @unchecked Sendable {
     /// The bitrate the encoder runs at.
     var bitrateKbps: Int { state.withLock { $0.pendingBitrateKbps ?? $0.bitrateKbps } }
 
-    /// Shows a placeholder for `reason` (until `hidePlaceholder(reason)`): the pause image or
-    /// the poor-network image when configured, else the last picture dimmed with a notice.
-    /// The output keeps its frame rate throughout.
-    func showPlaceholder(_ reason: PlaceholderReason) {
-        state.withLock { _ = $0.placeholderReasons.insert(reason) }
-    }
+    /// Shows a placeholder for `reason` (until `hidePlaceholder(reason)`); the output keeps its
+    /// frame rate throughout (`VideoCompositor`).
+    func showPlaceholder(_ reason: PlaceholderReason) { compositor.showPlaceholder(reason) }
 
     /// The screen again (from the next fresh frame on, which will be a keyframe) once no reason is left.
-    func hidePlaceholder(_ reason: PlaceholderReason) {
-        state.withLock { _ = $0.placeholderReasons.remove(reason) }
-    }
+    func hidePlaceholder(_ reason: PlaceholderReason) { compositor.hidePlaceholder(reason) }
 
     /// A new helper session: its frame sequence starts again from 1.
     func startNewSession() {
@@ -166,7 +125,7 @@ final class VideoPipeline: @unchecked Sendable {
     }
 
     /// The placeholder shown now, if any.
-    var shownPlaceholder: PlaceholderReason? { state.withLock { $0.placeholderReasons.max() } }
+    var shownPlaceholder: PlaceholderReason? { compositor.shownPlaceholder }
 
     func remove(_ sink: EncodedMediaSink) {
         _ = state.withLock { $0.sinks.removeValue(forKey: ObjectIdentifier(sink)) }
@@ -180,30 +139,11 @@ final class VideoPipeline: @unchecked Sendable {
     /// Copies the next picture sent (the screen or the placeholder shown) into `target`, which
     /// has the output size; false when none was sent within `timeoutMs`. One caller at a time.
     func capturePreview(into target: VideoFrame, timeoutMs: Int) -> Bool {
-        preview.lock()
-        defer { preview.unlock() }
-        previewTarget = target
-        let deadline = Date(timeIntervalSinceNow: Double(timeoutMs) / 1000)
-        while previewTarget != nil {
-            if !preview.wait(until: deadline) {
-                previewTarget = nil
-                return false
-            }
-        }
-        return true
-    }
-
-    private func copyPreview(from frame: VideoFrame) {
-        preview.lock()
-        defer { preview.unlock() }
-        guard let target = previewTarget else { return }
-        target.copyPicture(from: frame)
-        previewTarget = nil
-        preview.broadcast()
+        compositor.capturePicture(into: target, timeoutMs: timeoutMs)
     }
 
     /// Frames that showed a placeholder, since the start.
-    var framesPlaceholder: Int { state.withLock { $0.framesPlaceholder } }
+    var framesPlaceholder: Int { compositor.framesPlaceholder }
 
     private func run() {
         defer { finished.signal() }
@@ -226,16 +166,9 @@ final class VideoPipeline: @unchecked Sendable {
                 onFirstFrame?()
             }
             if !fresh { state.withLock { $0.framesRepeated += 1 } }
-            let (wanted, shown) = state.withLock { ($0.placeholderReasons.max(), $0.shownPlaceholder) }
-            if wanted != shown {
-                if let wanted { drawPlaceholder(wanted) }
-                state.withLock {
-                    $0.shownPlaceholder = wanted
-                    // Back to the screen, or to another picture: start it on a keyframe.
-                    $0.keyframeRequested = true
-                }
-            }
-            if wanted != nil { state.withLock { $0.framesPlaceholder += 1 } }
+            let composed = compositor.compose()
+            // Back to the screen, or to another picture: start it on a keyframe.
+            if composed.startsNewPicture { state.withLock { $0.keyframeRequested = true } }
             let (forceKeyframe, newBitrateKbps) = state.withLock { state -> (Bool, Int?) in
                 defer {
                     state.keyframeRequested = false
@@ -247,8 +180,7 @@ final class VideoPipeline: @unchecked Sendable {
                 encoder.setBitrate(kbps: newBitrateKbps)
                 state.withLock { $0.bitrateKbps = newBitrateKbps }
             }
-            encodeAndDeliver(wanted == nil ? picture : placeholder, pts: Int64(tick), forceKeyframe: forceKeyframe)
-            copyPreview(from: wanted == nil ? picture : placeholder)
+            encodeAndDeliver(composed.frame, pts: Int64(tick), forceKeyframe: forceKeyframe)
             // Next frame; when behind by more than a frame, skip ticks rather than burst, so
             // timestamps stay on the clock.
             tick += 1
@@ -304,22 +236,13 @@ final class VideoPipeline: @unchecked Sendable {
         do {
             try frame.withPlanes { planes in
                 try converter.convert(SourcePicture(format: format, width: info.width, height: info.height,
-                                                    planes: planes, strides: info.strides), into: picture)
+                                                    planes: planes, strides: info.strides),
+                                      into: compositor.screen)
             }
         } catch {
             return false
         }
         return true
-    }
-
-    /// Draws the placeholder for `reason`: its image when configured, else the last picture
-    /// dimmed with a notice.
-    private func drawPlaceholder(_ reason: PlaceholderReason) {
-        let image = reason == .networkPoor ? images.networkPoor ?? images.pause : images.pause
-        if let image, (try? image.render(into: placeholder, scaleMode: settings.scaleMode)) != nil { return }
-        placeholder.copyPicture(from: picture)
-        placeholder.dim(toPercent: 40)
-        placeholder.drawNotice(reason.notice)
     }
 
     private func encodeAndDeliver(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool) {
