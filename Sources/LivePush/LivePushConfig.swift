@@ -247,6 +247,10 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     /// A file of push URLs, one a line, readable by its owner only (the CLI reads it; keys stay
     /// off the command line).
     public var urlFile: String?
+    /// Watermarks drawn on the stream from the start (`LivePusher.addWatermark` adds more live).
+    public var watermarks: [WatermarkFile] = []
+    /// The stream mirrored left to right (the preview too); `LivePusher.setPushMirror` changes it live.
+    public var pushMirror = false
 
     public static let fpsRange = 1...60
     public static let gopSecondsRange = 1...10
@@ -353,6 +357,9 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         try Self.check(.audioBitrateKbps, audioBitrateKbps, in: Self.audioBitrateKbpsRange)
         try Self.check(.connectRetryIntervalMs, connectRetryIntervalMs, in: Self.connectRetryIntervalMsRange)
         try Self.check(.connectRetryCount, connectRetryCount, in: Self.connectRetryCountRange)
+        for watermark in watermarks {
+            if let problem = watermark.position.problem { throw .invalidWatermark(watermark.path, reason: problem) }
+        }
         try Self.check(.networkPoorAfterMs, networkPoorAfterMs, in: Self.networkPoorAfterMsRange)
         if let caFile, access(caFile, R_OK) != 0 {
             throw .unreadableFile(.caFile, path: caFile,
@@ -464,6 +471,9 @@ extension LivePushConfig {
             networkPoorAfterMs: try value(Int.self, .networkPoorAfterMs, expected: number) ?? defaults.networkPoorAfterMs,
             caFile: try value(String.self, .caFile, expected: "a file path"),
             urlFile: try value(String.self, .urlFile, expected: "a file path"))
+        watermarks = try value([WatermarkFile].self, .watermarks,
+                               expected: "a list of {\"path\", \"x\", \"y\", \"width\", \"opacity\"}") ?? []
+        pushMirror = try value(Bool.self, .pushMirror, expected: "true or false") ?? false
     }
 
     /// Writes every field under its property name; bitrates that are nil are left out.
@@ -489,6 +499,8 @@ extension LivePushConfig {
         try container.encode(networkPoorAfterMs, forKey: .networkPoorAfterMs)
         try container.encodeIfPresent(caFile, forKey: .caFile)
         try container.encodeIfPresent(urlFile, forKey: .urlFile)
+        if !watermarks.isEmpty { try container.encode(watermarks, forKey: .watermarks) }
+        if pushMirror { try container.encode(pushMirror, forKey: .pushMirror) }
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and

@@ -28,6 +28,8 @@ extension LivePushConfig {
         case networkPoorAfterMs
         case caFile
         case urlFile
+        case watermarks
+        case pushMirror
 
         /// The key in a JSON configuration file: the Swift property name.
         public var jsonKey: String { rawValue }
@@ -55,6 +57,8 @@ extension LivePushConfig {
             case .networkPoorAfterMs: "network-poor-after"
             case .caFile: "ca-file"
             case .urlFile: "url-file"
+            case .watermarks: "watermark"
+            case .pushMirror: "push-mirror"
             }
         }
 
@@ -103,6 +107,8 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
     case json(String)
     /// A file the configuration names (the CA file) that does not exist or cannot be read.
     case unreadableFile(LivePushConfig.Field, path: String, reason: String)
+    /// A watermark that is not FILE@X,Y,W[,OPACITY] with fractions of the picture.
+    case invalidWatermark(String, reason: String)
 
     public var description: String {
         switch self {
@@ -111,6 +117,8 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
             return "\(field.option) \(reason)"
         case .unreadableResolution, .resolutionOutOfRange, .oddResolution:
             return "--resolution \(reason)"
+        case .invalidWatermark:
+            return "--watermark \(reason)"
         case .customBitratesMissing, .minBitrateAboveTarget, .initialBitrateOutside, .json:
             return reason
         }
@@ -158,6 +166,8 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
             return message
         case .unreadableFile(_, let path, let reason):
             return "'\(path)' \(reason)"
+        case .invalidWatermark(let text, let reason):
+            return "'\(text)': \(reason)"
         }
     }
 

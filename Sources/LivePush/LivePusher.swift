@@ -63,6 +63,10 @@ public final class LivePusher: @unchecked Sendable {
     /// Background music, external PCM, noise suppression, voice activity, ear monitoring
     /// (`LivePusher+Sound.swift`).
     let sound = SoundControls()
+    /// Watermarks, the mirror and the video hook (`LivePusher+Picture.swift`).
+    let picture = PictureControls()
+    /// The observer, for the callbacks that run synchronously on a pipeline's thread.
+    var currentObserver: (any LivePusherObserver)? { observer }
 
     /// A pusher with a validated `config`. Callbacks go to `observer` on `callbackQueue`
     /// (a private serial queue when nil).
@@ -145,6 +149,12 @@ public final class LivePusher: @unchecked Sendable {
             audioControls.apply(to: audioPipeline)  // what was set before capture started
         }
         if userPaused { pipeline.showPlaceholder(.paused) }
+        picture.configure(watermarks: config.watermarks, mirrored: config.pushMirror) { path, problem in
+            notify { $0.onWarning(code: LivePushWarningCode.watermarkUnreadable,
+                                  message: "cannot use '\(path)' as a watermark (\(problem)); use a PNG or JPEG file. "
+                                    + "The broadcast goes on without it", extraInfo: ["path": path]) }
+        }
+        picture.attach(pipeline.compositor)
         pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
         pipeline.onEncoderError = { [weak self] error in
             self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
@@ -241,6 +251,7 @@ public final class LivePusher: @unchecked Sendable {
         stopLocalRecording()
         stopMicrophone()
         sound.detach()
+        picture.detach()
         lock.lock()
         let endpoint = self.endpoint, pipeline = self.pipeline, audioPipeline = self.audioPipeline
         self.endpoint = nil
@@ -539,6 +550,7 @@ public final class LivePusher: @unchecked Sendable {
         let levels = audioPipeline?.takeLevels() ?? [:]
         figures.micLevel = levels[.microphone] ?? 0
         figures.desktopLevel = levels[.desktop] ?? 0
+        figures.videoProcessMs = pipeline.compositor.takeProcessFigures().meanMs
         latestStatistics = figures
         lock.unlock()
         let snapshot = figures

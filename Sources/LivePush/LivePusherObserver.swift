@@ -49,6 +49,13 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     /// A voice started (true) or stopped (false) on the microphone, within 300 ms, after
     /// `enableVoiceActivityDetection(true)`.
     func onVoiceActivityDetected(_ active: Bool)
+    /// `snapshot()`'s answer: `image` is the outgoing picture as a PNG file's bytes, or nil and
+    /// `error` says why there is none.
+    func onSnapshotComplete(image: [UInt8]?, error: String?)
+    /// Every outgoing picture just before it is encoded, after `enableCustomVideoProcess(true)`:
+    /// its I420 planes to read or draw on in place (`VideoProcessFrame` documents the layout).
+    /// Called on the video thread: return well within a frame.
+    func onProcessVideoFrame(_ frame: inout VideoProcessFrame)
 }
 
 /// 20 ms of mixed audio (`onProcessAudioFrame`).
@@ -80,6 +87,8 @@ extension LivePusherObserver {
     public func onBGMComplete(path: String) {}
     public func onBGMError(code: Int32, message: String, path: String) {}
     public func onVoiceActivityDetected(_ active: Bool) {}
+    public func onSnapshotComplete(image: [UInt8]?, error: String?) {}
+    public func onProcessVideoFrame(_ frame: inout VideoProcessFrame) {}
 }
 
 /// The figures of `onStatisticsUpdate`.
@@ -128,6 +137,8 @@ public struct LivePusherStatistics: Equatable, Sendable {
     /// last second: 0 (silence, −60 dBFS and below) to 100 (full scale).
     public var micLevel: Int = 0
     public var desktopLevel: Int = 0
+    /// The video hook's mean time per picture over the last second (`onProcessVideoFrame`), in ms.
+    public var videoProcessMs: Double = 0
     public init() {}
 }
 
@@ -200,6 +211,12 @@ public enum LivePushErrorCode {
     public static let bgmDecodeFailed: Int32 = -1341
     /// Ear monitoring cannot play to the sink (no PipeWire, no such sink).
     public static let earMonitorUnavailable: Int32 = -1342
+    /// A watermark's file cannot be read as a PNG or JPEG (`addWatermark`).
+    public static let watermarkUnreadable: Int32 = -1530
+    /// A watermark's position is outside the picture (x, y, width or opacity outside 0 to 1).
+    public static let watermarkInvalid: Int32 = -1531
+    /// `removeWatermark`: no watermark has that id.
+    public static let watermarkNotFound: Int32 = -1532
 
     /// Whether `code` means that pushing failed.
     public static func isPushFailure(_ code: Int32) -> Bool {
@@ -222,6 +239,8 @@ public enum LivePushWarningCode {
     public static let encoderFallback: Int32 = 1204
     /// The pause or poor-network image cannot be read; the dimmed last picture is shown instead.
     public static let imageUnreadable: Int32 = 1205
+    /// A configured watermark (`--watermark`, `watermarks`) cannot be read; the broadcast goes on without it.
+    public static let watermarkUnreadable: Int32 = 1530
     /// No microphone: no PipeWire daemon, no source, or the named one is missing; the stream
     /// carries silence (`message` says what is missing and how to fix it).
     public static let microphoneUnavailable: Int32 = 1301

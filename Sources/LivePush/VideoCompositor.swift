@@ -1,3 +1,4 @@
+import CaptureLink
 import Foundation
 import Media
 import Synchronization
@@ -43,6 +44,9 @@ final class VideoCompositor: @unchecked Sendable {
     let screen: VideoFrame
     /// What is shown while a placeholder reason is active (drawn when the reasons change).
     private let placeholder: VideoFrame
+    /// The screen or placeholder with the drawing on top, when there is any drawing (the screen
+    /// itself stays clean: a repeated picture is not drawn on twice).
+    private let outgoing: VideoFrame
     private let images: PlaceholderImages
     private let state = Mutex(State())
     /// Where the next outgoing picture is copied (`capturePicture`), under `capture`.
@@ -54,6 +58,23 @@ final class VideoCompositor: @unchecked Sendable {
         var placeholderReasons: Set<PlaceholderReason> = []
         var shownPlaceholder: PlaceholderReason?
         var framesPlaceholder = 0
+        /// The watermarks, drawn in the order they were added.
+        var watermarks: [Watermark] = []
+        /// The stream mirrored left to right (`pushMirror`).
+        var mirrored = false
+        /// The video hook, called with the outgoing picture just before it is encoded.
+        var processHook: (@Sendable (inout VideoProcessFrame) -> Void)?
+        /// The hook's time since `takeProcessFigures`.
+        var processNs: UInt64 = 0
+        var processCalls = 0
+    }
+
+    /// A watermark: its image, where it goes (normalized), its opacity and its prepared overlay.
+    private struct Watermark {
+        let id: Int
+        let image: WatermarkImage
+        let position: WatermarkPosition
+        var overlay: WatermarkOverlay
     }
 
     /// A composed picture: the frame to encode, and whether it starts a new picture (a
@@ -71,6 +92,51 @@ final class VideoCompositor: @unchecked Sendable {
         screen = try VideoFrame(width: width, height: height)
         screen.fillBlack()
         placeholder = try VideoFrame(width: width, height: height)
+        outgoing = try VideoFrame(width: width, height: height)
+    }
+
+    // MARK: Watermarks, mirror, hook
+
+    /// Puts watermark `id` on top of the stream from the next picture on (replacing one with the
+    /// same id). The image is scaled and converted here, once, not on the video thread.
+    func setWatermark(id: Int, image: WatermarkImage, position: WatermarkPosition) throws(PixelConversionError) {
+        let overlay = try Self.overlay(image, position: position, width: width, height: height)
+        state.withLock { state in
+            let watermark = Watermark(id: id, image: image, position: position, overlay: overlay)
+            if let index = state.watermarks.firstIndex(where: { $0.id == id }) {
+                state.watermarks[index] = watermark
+            } else {
+                state.watermarks.append(watermark)
+            }
+        }
+    }
+
+    /// Takes watermark `id` off the stream from the next picture on.
+    func removeWatermark(id: Int) {
+        state.withLock { $0.watermarks.removeAll { $0.id == id } }
+    }
+
+    /// Mirrors the stream left to right (or not) from the next picture on.
+    func setMirrored(_ mirrored: Bool) { state.withLock { $0.mirrored = mirrored } }
+
+    /// The hook called with every outgoing picture just before it is encoded (nil: none).
+    func setProcessHook(_ hook: (@Sendable (inout VideoProcessFrame) -> Void)?) { state.withLock { $0.processHook = hook } }
+
+    /// The hook's mean time per picture since the last call, in ms (0 without a hook), and the calls.
+    func takeProcessFigures() -> (meanMs: Double, calls: Int) {
+        state.withLock { state in
+            defer { state.processNs = 0; state.processCalls = 0 }
+            return (state.processCalls == 0 ? 0 : Double(state.processNs) / 1e6 / Double(state.processCalls), state.processCalls)
+        }
+    }
+
+    private static func overlay(_ image: WatermarkImage, position: WatermarkPosition, width: Int, height: Int)
+        throws(PixelConversionError) -> WatermarkOverlay
+    {
+        let placement = WatermarkPlacement(x: position.x, y: position.y, width: position.width, imageWidth: image.width,
+                                           imageHeight: image.height, pictureWidth: width, pictureHeight: height)
+        return try WatermarkOverlay(image: image, placement: placement, opacity: position.opacity, pictureWidth: width,
+                                    pictureHeight: height)
     }
 
     // MARK: Placeholders
@@ -94,8 +160,8 @@ final class VideoCompositor: @unchecked Sendable {
 
     // MARK: Composing
 
-    /// The picture to encode now (video thread only).
-    func compose() -> Composed {
+    /// The picture to encode now (video thread only); `ptsMs` is its place on the stream's timeline.
+    func compose(ptsMs: Int64) -> Composed {
         let (wanted, shown) = state.withLock { ($0.placeholderReasons.max(), $0.shownPlaceholder) }
         let changed = wanted != shown
         if changed {
@@ -103,9 +169,30 @@ final class VideoCompositor: @unchecked Sendable {
             state.withLock { $0.shownPlaceholder = wanted }
         }
         if wanted != nil { state.withLock { $0.framesPlaceholder += 1 } }
-        let frame = wanted == nil ? screen : placeholder
+        let base = wanted == nil ? screen : placeholder
+        let (overlays, mirrored, hook) = state.withLock { ($0.watermarks.map(\.overlay), $0.mirrored, $0.processHook) }
+        var frame = base
+        if !overlays.isEmpty || mirrored || hook != nil {
+            if mirrored { outgoing.copyMirrored(from: base) } else { outgoing.copyPicture(from: base) }
+            for overlay in overlays { overlay.blend(into: outgoing) }
+            if let hook { runHook(hook, ptsMs: ptsMs) }
+            frame = outgoing
+        }
         copyCapture(from: frame)
         return Composed(frame: frame, startsNewPicture: changed)
+    }
+
+    private func runHook(_ hook: @Sendable (inout VideoProcessFrame) -> Void, ptsMs: Int64) {
+        let startNs = MonotonicClock.nowNs()
+        outgoing.withPlanes { planes in
+            var frame = VideoProcessFrame(planes: planes, ptsMs: ptsMs)
+            hook(&frame)
+        }
+        let elapsedNs = MonotonicClock.nowNs() - startNs
+        state.withLock {
+            $0.processNs += elapsedNs
+            $0.processCalls += 1
+        }
     }
 
     /// Draws the placeholder for `reason`: its image when configured, else the last picture

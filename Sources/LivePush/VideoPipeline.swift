@@ -166,7 +166,7 @@ final class VideoPipeline: @unchecked Sendable {
                 onFirstFrame?()
             }
             if !fresh { state.withLock { $0.framesRepeated += 1 } }
-            let composed = compositor.compose()
+            let composed = compositor.compose(ptsMs: Int64(tick) * 1000 / Int64(settings.fps))
             // Back to the screen, or to another picture: start it on a keyframe.
             if composed.startsNewPicture { state.withLock { $0.keyframeRequested = true } }
             let (forceKeyframe, newBitrateKbps) = state.withLock { state -> (Bool, Int?) in

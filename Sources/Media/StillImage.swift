@@ -10,6 +10,14 @@ public struct StillImage: Sendable {
 
     /// Decodes the first picture of the file at `path`.
     public static func load(path: String) throws(MediaError) -> StillImage {
+        let decoded = try decodePicture(path: path, to: AV_PIX_FMT_BGR0)
+        return StillImage(width: decoded.width, height: decoded.height, bgrx: decoded.pixels)
+    }
+
+    /// The first picture of the file at `path` as 4 bytes a pixel in `pixelFormat` (BGR0, BGRA).
+    static func decodePicture(path: String, to pixelFormat: AVPixelFormat) throws(MediaError)
+        -> (width: Int, height: Int, pixels: [UInt8])
+    {
         MediaLogging.quietLibraries()
         var format: UnsafeMutablePointer<AVFormatContext>?
         try ffmpegCall("avformat_open_input(\(path))") { avformat_open_input(&format, path, nil, nil) }
@@ -55,7 +63,7 @@ public struct StillImage: Sendable {
         }
         let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
         guard let scaler = sws_getContext(Int32(width), Int32(height), AVPixelFormat(frame.pointee.format), Int32(width),
-                                          Int32(height), AV_PIX_FMT_BGR0, SWS_BILINEAR, nil, nil, nil)
+                                          Int32(height), pixelFormat, SWS_BILINEAR, nil, nil, nil)
         else { throw .ffmpeg(call: "sws_getContext", code: -1, message: "cannot convert this picture's pixel format") }
         defer { sws_freeContext(scaler) }
         // Room past the last row: swscale's vector code may write a little beyond it.
@@ -75,7 +83,7 @@ public struct StillImage: Sendable {
         }
         if scaled < 0 { throw .ffmpeg("sws_scale", scaled) }
         pixels.removeLast(256)
-        return StillImage(width: width, height: height, bgrx: pixels)
+        return (width, height, pixels)
     }
 
     /// Draws the picture into `frame` as `scaleMode` says (fit: black bars around it).

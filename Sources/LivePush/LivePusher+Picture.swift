@@ -1,0 +1,129 @@
+import Foundation
+import Media
+
+/// The picture's SDK surface (issue 16): watermarks, the mirror, the video hook, PNG snapshots.
+/// The work itself is the compositor's (`VideoCompositor`), between conversion and encoding.
+extension LivePusher {
+    // MARK: Watermarks
+
+    /// Draws the PNG (alpha kept) or JPEG at `path` on the stream from the next picture on, at
+    /// `x`, `y` (fractions of the picture's size from its top left) and `width` (a fraction of
+    /// its width; the height follows the image), mixed at `opacity` (0 to 1). Returns the
+    /// watermark's id (1 or more) for `removeWatermark`, or `LivePushErrorCode.watermarkUnreadable`
+    /// / `watermarkInvalid`; a failure is also reported to `onError` with what to fix.
+    /// Watermarks may be added before screen capture starts, and stay across captures.
+    @discardableResult
+    public func addWatermark(path: String, x: Double, y: Double, width: Double, opacity: Double = 1) -> Int32 {
+        let position = WatermarkPosition(x: x, y: y, width: width, opacity: opacity)
+        if let problem = position.problem { return watermarkFailed(.watermarkInvalid, "watermark '\(path)': \(problem)") }
+        let image: WatermarkImage
+        do {
+            image = try WatermarkImage.load(path: path)
+        } catch {
+            return watermarkFailed(.watermarkUnreadable, "cannot use '\(path)' as a watermark (\(error)); use a PNG or JPEG file")
+        }
+        return addWatermark(image, position: position)
+    }
+
+    /// Draws `image` (B G R A bytes) on the stream, as `addWatermark(path:...)`.
+    @discardableResult
+    public func addWatermark(_ image: WatermarkImage, position: WatermarkPosition) -> Int32 {
+        if let problem = position.problem { return watermarkFailed(.watermarkInvalid, "watermark: \(problem)") }
+        do {
+            return try picture.add(image, position: position)
+        } catch {
+            return watermarkFailed(.watermarkInvalid, "cannot scale the watermark to the picture (\(error))")
+        }
+    }
+
+    /// Takes watermark `id` off the stream from the next picture on. Returns 0, or
+    /// `LivePushErrorCode.watermarkNotFound` when no watermark has that id.
+    @discardableResult
+    public func removeWatermark(id: Int32) -> Int32 {
+        picture.remove(id: id) ? 0 : LivePushErrorCode.watermarkNotFound
+    }
+
+    /// The watermarks on the stream, in drawing order (the later on top).
+    public var watermarks: [(id: Int32, position: WatermarkPosition)] { picture.watermarks }
+
+    private func watermarkFailed(_ code: WatermarkFailure, _ message: String) -> Int32 {
+        notify { $0.onError(code: code.code, message: message, extraInfo: [:]) }
+        return code.code
+    }
+
+    private enum WatermarkFailure {
+        case watermarkInvalid, watermarkUnreadable
+        var code: Int32 {
+            self == .watermarkInvalid ? LivePushErrorCode.watermarkInvalid : LivePushErrorCode.watermarkUnreadable
+        }
+    }
+
+    // MARK: Mirror
+
+    /// Mirrors the stream left to right (viewers, recordings and the preview see it mirrored)
+    /// from the next picture on; the reference SDK's `setEncoderMirror`. Watermarks stay readable:
+    /// they are drawn after the mirror.
+    public func setPushMirror(_ mirrored: Bool) { picture.setMirrored(mirrored) }
+
+    // MARK: Video hook
+
+    /// Hands every outgoing picture to the observer's `onProcessVideoFrame` just before it is
+    /// encoded (after watermarks), to read or draw on in place; false stops. The time it takes
+    /// is `LivePusherStatistics.videoProcessMs`.
+    public func enableCustomVideoProcess(_ enable: Bool) {
+        guard enable else { return picture.setProcessHook(nil) }
+        picture.setProcessHook { [weak self] frame in
+            // On the video thread, synchronously: the observer changes the picture in place.
+            self?.currentObserver?.onProcessVideoFrame(&frame)
+        }
+    }
+
+    // MARK: Snapshot
+
+    /// Takes the next outgoing picture (what viewers get: the screen or the placeholder, with
+    /// watermarks) as a PNG and hands it to `onSnapshotComplete`. Returns 0, or -1 when screen
+    /// capture is not running (then `onSnapshotComplete` reports that too).
+    @discardableResult
+    public func snapshot() -> Int32 {
+        let running = lock.withLock { pipeline != nil }
+        DispatchQueue.global().async { [weak self] in
+            guard let self else { return }
+            let result = self.snapshotPNG()
+            self.notify { observer in
+                switch result {
+                case .success(let png): observer.onSnapshotComplete(image: png, error: nil)
+                case .failure(let error): observer.onSnapshotComplete(image: nil, error: error.description)
+                }
+            }
+        }
+        return running ? 0 : -1
+    }
+
+    /// The next outgoing picture as a PNG file's bytes (libavcodec's png encoder), waiting up to `timeoutMs`.
+    public func snapshotPNG(timeoutMs: Int = 2000) -> Result<[UInt8], SnapshotError> {
+        guard let pipeline = lock.withLock({ pipeline }) else { return .failure(.notCapturing) }
+        let width = pipeline.settings.width, height = pipeline.settings.height
+        do {
+            let frame = try VideoFrame(width: width, height: height)
+            guard pipeline.capturePreview(into: frame, timeoutMs: timeoutMs) else { return .failure(.noPicture(timeoutMs: timeoutMs)) }
+            return .success(try PNGEncoder(width: width, height: height).encode(frame))
+        } catch {
+            return .failure(.encoder(error.description))
+        }
+    }
+}
+
+/// Why `snapshot` has no picture.
+public enum SnapshotError: Error, Equatable, CustomStringConvertible {
+    case notCapturing
+    case noPicture(timeoutMs: Int)
+    case encoder(String)
+
+    public var description: String {
+        switch self {
+        case .notCapturing: "no picture to take: screen capture is not running (startScreenCapture first)"
+        case .noPicture(let timeoutMs): "no picture went out within \(timeoutMs) ms"
+        case .encoder(let message): "cannot encode the PNG: \(message)"
+        }
+    }
+}
