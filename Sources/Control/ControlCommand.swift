@@ -1,4 +1,5 @@
 import Foundation
+import LivePush
 
 /// One command of the control socket (docs/control.md), parsed from the words a person types
 /// after `livepush ctl [NAME]` or from the `command` and `args` of a JSON request.
@@ -18,6 +19,10 @@ public enum ControlCommand: Equatable, Sendable {
     case reconnect
     /// Streams the JSON events (docs/events.md) until the client hangs up.
     case events
+    /// Watermarks (issue 16): add one from a file, or remove one by its id.
+    case watermark(ControlWatermarkAction)
+    /// Writes the next outgoing picture to a PNG file (issue 16).
+    case snapshot(path: String)
 
     /// Every verb with its arguments, for help texts and error messages.
     public static let verbs: [(verb: String, arguments: String, help: String)] = [
@@ -35,6 +40,9 @@ public enum ControlCommand: Equatable, Sendable {
         ("events", "", "Stream the JSON events (one per line) until Ctrl-C."),
         ("bgm", "start FILE [loop] | stop | pause | resume | volume PERCENT",
          "Background music: play FILE (looped with 'loop'), stop, pause, resume, or set its volume (0 to 400)."),
+        ("watermark", "add FILE@X,Y,W[,OPACITY] | remove ID",
+         "Draw a PNG or JPEG on the stream (X, Y, W fractions of the picture; the answer has its id), or remove one."),
+        ("snapshot", "FILE", "Write the next picture viewers get (watermarks and placeholders included) to FILE as a PNG."),
     ]
 
     /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
@@ -117,6 +125,26 @@ public enum ControlCommand: Equatable, Sendable {
             default:
                 throw .invalidValue(command: verb, value: action, reason: usage)
             }
+        case "watermark":
+            let usage = "use: watermark add FILE@X,Y,W[,OPACITY] | remove ID"
+            guard args.count == 2 else {
+                if args.count < 2 { throw .missingValue(command: verb, expected: "add FILE@X,Y,W[,OPACITY] or remove ID") }
+                throw .invalidValue(command: verb, value: args[2], reason: usage)
+            }
+            switch args[0] {
+            case "add":
+                do {
+                    return .watermark(.add(try WatermarkFile(parsing: args[1])))
+                } catch {
+                    throw .invalidValue(command: verb, value: args[1], reason: error.description)
+                }
+            case "remove": return .watermark(.remove(id: try number(args[1], 1...Int(Int32.max), "ids")))
+            default: throw .invalidValue(command: verb, value: args[0], reason: usage)
+            }
+        case "snapshot":
+            let path = try one("FILE")
+            guard path.hasSuffix(".png") else { throw .invalidValue(command: verb, value: path, reason: "the file name must end in .png") }
+            return .snapshot(path: path)
         default: throw .unknownCommand(verb, known: verbNames)
         }
     }
@@ -137,6 +165,8 @@ public enum ControlCommand: Equatable, Sendable {
         case .reconnect: "reconnect"
         case .events: "events"
         case .bgm: "bgm"
+        case .watermark: "watermark"
+        case .snapshot: "snapshot"
         }
     }
 
@@ -150,6 +180,8 @@ public enum ControlCommand: Equatable, Sendable {
         case .add(let url): [Redaction.redact(url)]
         case .remove(let index): [String(index)]
         case .bgm(let action): action.arguments
+        case .watermark(let action): action.arguments
+        case .snapshot(let path): [path]
         }
     }
 
@@ -172,6 +204,22 @@ public enum ControlMusicAction: Equatable, Sendable {
         case .pause: ["pause"]
         case .resume: ["resume"]
         case .volume(let percent): ["volume", String(percent)]
+        }
+    }
+}
+
+/// What `watermark` does.
+public enum ControlWatermarkAction: Equatable, Sendable {
+    case add(WatermarkFile)
+    case remove(id: Int)
+
+    /// The words after `watermark`, as typed.
+    var arguments: [String] {
+        switch self {
+        case .add(let file):
+            let position = file.position
+            return ["add", "\(file.path)@\(position.x),\(position.y),\(position.width),\(position.opacity)"]
+        case .remove(let id): return ["remove", String(id)]
         }
     }
 }

@@ -20,6 +20,7 @@ public final class ControlHandler: @unchecked Sendable {
 
     /// Runs `command` (not `events`, which the server streams); the answer's `result`.
     public func execute(_ command: ControlCommand) -> Result<[String: Any], ControlError> {
+        var extra: [String: Any] = [:]
         switch command {
         case .status, .events:
             break
@@ -83,11 +84,21 @@ public final class ControlHandler: @unchecked Sendable {
             case .resume: pusher.resumeBGM()
             case .volume(let percent): pusher.setBGMVolume(percent)
             }
+        case .watermark(let action):
+            switch PictureCommands.watermark(action, pusher: pusher, verb: command.verb) {
+            case .success(let fields): extra = fields
+            case .failure(let error): return .failure(error)
+            }
+        case .snapshot(let path):
+            switch PictureCommands.snapshot(path: path, pusher: pusher, verb: command.verb) {
+            case .success(let fields): extra = fields
+            case .failure(let error): return .failure(error)
+            }
         }
         if command != .status && command != .events {
             hub?.emit("control", ["command": command.verb, "args": command.arguments])
         }
-        return .success(statusObject())
+        return .success(statusObject().merging(extra) { _, new in new })
     }
 
     /// `status`'s answer: the pusher's status plus the broadcast's name, version and uptime.

@@ -50,6 +50,10 @@ enum ConfigOptions {
                help: "rtmps://: also trust the CA certificates in this PEM file (a private server's CA)."),
         .value(Field.urlFile.optionName, valueName: "FILE",
                help: "Push to the URLs in FILE, one a line (chmod 600: refused if group or others can read it)."),
+        .value(Field.watermarks.optionName, valueName: "FILE@X,Y,W[,OPACITY]",
+               help: "Draw a PNG (alpha kept) or JPEG on the stream: X, Y, W fractions of the picture from its "
+                   + "top left, the height from the image; OPACITY 0 to 1 (default 1). Repeatable."),
+        .flag(Field.pushMirror.optionName, help: "Mirror the stream left to right (viewers and recordings see it mirrored)."),
     ]
 
     /// The configuration that `parsed` describes, validated. Throws `ArgumentError` for a value that is not a
@@ -85,6 +89,10 @@ enum ConfigOptions {
         if let ms = try number(.networkPoorAfterMs, parsed) { config.networkPoorAfterMs = ms }
         if let path = parsed.value(Field.caFile.optionName) { config.caFile = path }
         if let path = parsed.value(Field.urlFile.optionName) { config.urlFile = path }
+        for text in parsed.values[Field.watermarks.optionName] ?? [] {
+            config.watermarks.append(try WatermarkFile(parsing: text))
+        }
+        if parsed.has(Field.pushMirror.optionName) { config.pushMirror = true }
         return try config.validated()
     }
 

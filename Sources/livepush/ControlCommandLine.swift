@@ -49,11 +49,20 @@ enum ControlCommandLine {
         if words.first == "add", words.count == 3, words[1] == "--url-file" {
             words = ["add", readURL(words[2])]
         }
-        let command: ControlCommand
+        var command: ControlCommand
         do throws(ControlError) {
             command = try ControlCommand.parse(words)
         } catch {
             fail(error, exit: .usage)
+        }
+        // A file named on this command line is where this command runs, not where the broadcast does.
+        switch command {
+        case .snapshot(let path): words = ["snapshot", absolute(path)]
+        case .watermark(.add(var file)):
+            file.path = absolute(file.path)
+            command = .watermark(.add(file))
+            words = [command.verb] + command.arguments
+        default: break
         }
         let client: ControlClient
         let answer: String
@@ -78,6 +87,10 @@ enum ControlCommandLine {
             }
         }
         Terminal.exit(.success)
+    }
+
+    private static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
     /// `livepush ctl` alone: the names of the running broadcasts, one per line.
