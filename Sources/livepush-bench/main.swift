@@ -12,6 +12,7 @@ let usage = """
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench control [--count N] [--runs N]
+           livepush-bench picture [--count N] [--runs N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -68,6 +69,11 @@ let usage = """
       control status round_trip_us_p50=<n> round_trip_us_p99=<n>
       control preview 1920x1080 jpeg_ms_p50=<n> jpeg_bytes=<n>
       control events statistics_line_us=<n>
+
+    picture: a 320x180 watermark with alpha blended into a 1080p I420 picture (libyuv's I420Blend
+    over its rectangle only), and a PNG snapshot of that picture (libavcodec's png encoder):
+      video watermark 1080p 320x180 blend_ms_p50=<n>
+      video snapshot 1080p png_ms_p50=<n> png_bytes=<n>
     """
 
 switch arguments.first {
@@ -89,6 +95,8 @@ case "soak":
     SoakBenchmark.main(Array(arguments.dropFirst()))
 case "control":  // ControlBenchmark.swift (issue 14)
     ControlBenchmark.main(Array(arguments.dropFirst()))
+case "picture":  // PictureBenchmark.swift (issue 16)
+    PictureBenchmark.main(Array(arguments.dropFirst()))
 case "link-helper":
     LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
 case "-h", "--help":
