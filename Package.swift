@@ -73,8 +73,10 @@ let package = Package(
         .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus", "PipeWireCore"]),
         // Sound processing: noise suppression (speexdsp), voice activity (issue 17).
         .target(name: "AudioProcessing", dependencies: ["CSpeexDSP"]),
+        // The preview window (issue 16): an X11 window fed with MIT-SHM put-image; xcb's types stay inside.
+        .target(name: "PreviewWindow", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "SRT", "AudioCapture",
-                                                 "AudioProcessing", "CommandLineSupport"]),
+                                                 "AudioProcessing", "CommandLineSupport", "PreviewWindow"]),
 
         // Steering and watching a broadcast: control socket, JSON events (issue 14).
         .target(name: "Control", dependencies: ["LivePush", "CaptureLink", "CLinuxShim", "RTMP"]),

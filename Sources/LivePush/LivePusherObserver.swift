@@ -217,6 +217,8 @@ public enum LivePushErrorCode {
     public static let watermarkInvalid: Int32 = -1531
     /// `removeWatermark`: no watermark has that id.
     public static let watermarkNotFound: Int32 = -1532
+    /// The preview window cannot be opened (no X display, no MIT-SHM 1.2).
+    public static let previewUnavailable: Int32 = -1533
 
     /// Whether `code` means that pushing failed.
     public static func isPushFailure(_ code: Int32) -> Bool {
@@ -241,6 +243,8 @@ public enum LivePushWarningCode {
     public static let imageUnreadable: Int32 = 1205
     /// A configured watermark (`--watermark`, `watermarks`) cannot be read; the broadcast goes on without it.
     public static let watermarkUnreadable: Int32 = 1530
+    /// The preview window was closed (by its user or its X server); the broadcast goes on.
+    public static let previewClosed: Int32 = 1531
     /// No microphone: no PipeWire daemon, no source, or the named one is missing; the stream
     /// carries silence (`message` says what is missing and how to fix it).
     public static let microphoneUnavailable: Int32 = 1301

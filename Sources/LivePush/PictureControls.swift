@@ -12,6 +12,7 @@ final class PictureControls: @unchecked Sendable {
         var processHook: (@Sendable (inout VideoProcessFrame) -> Void)?
         var compositor: VideoCompositor?
         var loadedConfiguredWatermarks = false
+        var preview: LivePreview?
     }
 
     private let state = Mutex(State())
@@ -96,5 +97,37 @@ final class PictureControls: @unchecked Sendable {
         }
     }
 
-    func detach() { state.withLock { $0.compositor = nil } }
+    /// Ends the capture's picture path: the preview closes with it.
+    func detach() {
+        let preview = state.withLock { state -> LivePreview? in
+            state.compositor = nil
+            defer { state.preview = nil }
+            return state.preview
+        }
+        preview?.stop()
+    }
+
+    /// Opens the preview window on the running capture's compositor; nil when capture is not running.
+    func startPreview(_ config: PreviewConfig, onClosed: @escaping @Sendable () -> Void) throws -> UInt32? {
+        guard let compositor = state.withLock({ $0.compositor }) else { return nil }
+        stopPreview()
+        let preview = try LivePreview(config: config, compositor: compositor)
+        preview.onClosed = { [weak self] in
+            self?.state.withLock { state in if state.preview === preview { state.preview = nil } }
+            onClosed()
+        }
+        state.withLock { $0.preview = preview }
+        preview.start()
+        return preview.windowID
+    }
+
+    func stopPreview() {
+        let preview = state.withLock { state -> LivePreview? in
+            defer { state.preview = nil }
+            return state.preview
+        }
+        preview?.stop()
+    }
+
+    var preview: LivePreview? { state.withLock { $0.preview } }
 }

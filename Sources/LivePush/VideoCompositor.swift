@@ -51,7 +51,7 @@ final class VideoCompositor: @unchecked Sendable {
     private let state = Mutex(State())
     /// Where the next outgoing picture is copied (`capturePicture`), under `capture`.
     private let capture = NSCondition()
-    private var captureTarget: VideoFrame?
+    private var captureTargets: [ObjectIdentifier: VideoFrame] = [:]
 
     private struct State {
         /// Active reasons to show a placeholder; the highest one is shown.
@@ -208,15 +208,17 @@ final class VideoCompositor: @unchecked Sendable {
     // MARK: Copies of the outgoing picture
 
     /// Copies the next picture composed (what viewers get) into `target`, which has the output
-    /// size; false when none was composed within `timeoutMs`. One caller at a time.
+    /// size; false when none was composed within `timeoutMs`. Several callers may wait at once
+    /// (a snapshot, the preview, the dashboard), each with its own target.
     func capturePicture(into target: VideoFrame, timeoutMs: Int) -> Bool {
         capture.lock()
         defer { capture.unlock() }
-        captureTarget = target
+        let key = ObjectIdentifier(target)
+        captureTargets[key] = target
         let deadline = Date(timeIntervalSinceNow: Double(timeoutMs) / 1000)
-        while captureTarget != nil {
+        while captureTargets[key] != nil {
             if !capture.wait(until: deadline) {
-                captureTarget = nil
+                captureTargets[key] = nil
                 return false
             }
         }
@@ -226,9 +228,9 @@ final class VideoCompositor: @unchecked Sendable {
     private func copyCapture(from frame: VideoFrame) {
         capture.lock()
         defer { capture.unlock() }
-        guard let target = captureTarget else { return }
-        target.copyPicture(from: frame)
-        captureTarget = nil
+        guard !captureTargets.isEmpty else { return }
+        for target in captureTargets.values { target.copyPicture(from: frame) }
+        captureTargets.removeAll()
         capture.broadcast()
     }
 }

@@ -137,7 +137,7 @@ final class VideoPipeline: @unchecked Sendable {
     }
 
     /// Copies the next picture sent (the screen or the placeholder shown) into `target`, which
-    /// has the output size; false when none was sent within `timeoutMs`. One caller at a time.
+    /// has the output size; false when none was sent within `timeoutMs`. Callers may wait at once.
     func capturePreview(into target: VideoFrame, timeoutMs: Int) -> Bool {
         compositor.capturePicture(into: target, timeoutMs: timeoutMs)
     }

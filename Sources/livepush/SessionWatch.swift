@@ -11,8 +11,10 @@ struct WatchOptions {
     var logLevel: LivePushLogLevel?
     var dashboard: (address: String, port: UInt16)?
     var reportPath: String?
+    /// `--preview` (PreviewOptions.swift).
+    var preview: PreviewConfig?
 
-    static let specs: [OptionSpec] = [
+    static let specs: [OptionSpec] = PreviewOptions.specs + [
         .value("name", valueName: "NAME",
                help: "Name for 'livepush ctl NAME' (the control socket; default: the group)."),
         .value("events", valueName: "FILE|-",
@@ -43,6 +45,7 @@ struct WatchOptions {
             options.logLevel = level
         }
         options.reportPath = parsed.value("report")
+        options.preview = try PreviewOptions.parse(parsed)
         if let text = parsed.value("dashboard") {
             guard let address = Dashboard.parseAddress(text) else {
                 throw .invalidValue(option: "dashboard", value: text, reason: "use PORT or IPV4ADDRESS:PORT, e.g. 8080")
@@ -126,6 +129,14 @@ final class SessionWatch: @unchecked Sendable {
                 }
             } catch {
                 warnings.append("no dashboard: \(error); the broadcast goes on without one")
+            }
+        }
+        if var preview = options.preview {
+            preview.title = "LivePush preview: \(name)"
+            if pusher.startPreview(preview) == 0, let id = pusher.previewWindowID {
+                notes.append("preview: window 0x" + String(id, radix: 16))
+            } else {
+                warnings.append("no preview window (the error above says why); the broadcast goes on without one")
             }
         }
         return (notes, warnings)

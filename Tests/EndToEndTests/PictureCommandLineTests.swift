@@ -101,6 +101,84 @@ extension SharedScreen {
             #expect(still.count == last.count && difference <= 6, "the last snapshot and the stream differ by \(difference)")
         }
 
+        /// The window's pixels as the X server has them (ffmpeg's x11grab of that window), RGB24.
+        private func windowPixels(_ windowID: String) throws -> [UInt8]? {
+            let raw = temporary("window", "rgb")
+            defer { try? FileManager.default.removeItem(atPath: raw) }
+            let grab = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "x11grab", "-window_id", windowID,
+                                                        "-i", try TestEnvironment.display(), "-frames:v", "1",
+                                                        "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+            guard grab.exitCode == 0 else { return nil }
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        }
+
+        @Test(.timeLimit(.minutes(10)))
+        func thePreviewWindowShowsTheStreamMirroredAndClosingItLeavesTheBroadcastRunning() throws {
+            let key = UniqueName.make("preview")
+            let red = try picture("red")
+            let snapshot = temporary("previewshot", "png")
+            defer { [red, snapshot].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+            // Eight vertical bars, white on the left to black on the right: left and right differ.
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "bars"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--no-mic", "--quiet", "--duration", "60",
+                "--watermark", red + "@0,0,0.25", "--preview", "--preview-mirror", "--preview-geometry", "320x240+1560+800",
+            ], environment: ["DISPLAY": try TestEnvironment.display()])
+            #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
+            // The window, found by its title.
+            var windowID: String?
+            let deadline = Date().addingTimeInterval(10)
+            while windowID == nil && Date() < deadline {
+                let info = try ProcessRunner.run("xwininfo", ["-display", try TestEnvironment.display(),
+                                                              "-name", "LivePush preview: \(broadcast.name)"])
+                windowID = info.standardOutput.split(separator: "\n").first { $0.contains("Window id:") }
+                    .flatMap { $0.split(separator: " ").first { $0.hasPrefix("0x") } }.map(String.init)
+                if windowID == nil { Thread.sleep(forTimeInterval: 0.1) }
+            }
+            let window = try #require(windowID, "no preview window titled 'LivePush preview: \(broadcast.name)'")
+            // The preview shows the stream mirrored: the watermark (top left in the stream) top right.
+            var preview: [UInt8] = []
+            let shown = Date().addingTimeInterval(10)
+            while Date() < shown {
+                if let pixels = try windowPixels(window), pixels.count == 320 * 240 * 3 {
+                    preview = pixels
+                    if near(pixel(pixels, 300, 10), Self.red) { break }
+                }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            #expect(near(pixel(preview, 300, 10), Self.red), "the mirrored watermark: \(pixel(preview, 300, 10))")
+            let shot = try broadcast.ctl(["snapshot", snapshot])
+            #expect(shot.result.exitCode == 0, "\(shot.result)")
+            let stream = try MediaProbe.decodedRGB(snapshot, frame: 0)
+            var difference = 0, compared = 0
+            for y in stride(from: 4, to: 240, by: 8) {
+                for x in stride(from: 4, to: 320, by: 8) {
+                    let shown = pixel(preview, x, y), sent = pixel(stream, 319 - x, y)
+                    difference += abs(shown.r - sent.r) + abs(shown.g - sent.g) + abs(shown.b - sent.b)
+                    compared += 3
+                }
+            }
+            #expect(difference / max(1, compared) <= 8, "the preview differs from the mirrored stream by \(difference / max(1, compared))")
+            #expect(near(pixel(stream, 20, 120), (255, 255, 255)) && near(pixel(preview, 20, 120), (0, 0, 0)),
+                    "stream left \(pixel(stream, 20, 120)) (white bar), preview left \(pixel(preview, 20, 120)) (black bar)")
+            // Closing it: xkill ends the preview's X connection; the broadcast goes on.
+            #expect(try ProcessRunner.run("xkill", ["-display", try TestEnvironment.display(), "-id", window]).exitCode == 0)
+            let closed = Date().addingTimeInterval(10)
+            func warned() -> Bool {
+                broadcast.events.contains { $0["type"] as? String == "warning" && $0["code"] as? Int == 1531 }
+            }
+            while !warned() && Date() < closed { Thread.sleep(forTimeInterval: 0.1) }
+            #expect(warned(), "no previewClosed warning (1531) in the events")
+            #expect(broadcast.command.isRunning)
+            #expect(try broadcast.waitUntilPublishing(), "still publishing after the preview closed")
+            let after = try broadcast.ctl(["snapshot", snapshot])
+            #expect(after.result.exitCode == 0, "pictures still go out: \(after.result)")
+            let stopped = broadcast.stop()
+            #expect(stopped.exitCode == 0, "\(stopped)")
+        }
+
         @Test(.timeLimit(.minutes(10)))
         func aWatermarkOptionThatIsWrongSaysWhatToType() throws {
             let result = try ProcessRunner.run(livepush, ["push", "rtmp://127.0.0.1:1/live/key", "--watermark", "logo.png@0.5"])

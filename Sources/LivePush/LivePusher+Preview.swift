@@ -1,0 +1,38 @@
+import Foundation
+import Media
+
+/// The preview window (issue 16): what viewers get, in an X11 window on this machine.
+extension LivePusher {
+    /// Opens an X11 window showing the outgoing picture (watermarks and placeholders included)
+    /// as `config` says. Returns 0, -1 when screen capture is not running, or
+    /// `LivePushErrorCode.previewUnavailable` when no window can be opened (no X display, no
+    /// MIT-SHM), also sent to `onError`. Closing the window never stops the broadcast: it is a
+    /// warning (`previewClosed`); `startPreview` opens it again.
+    @discardableResult
+    public func startPreview(_ config: PreviewConfig = PreviewConfig()) -> Int32 {
+        do {
+            let windowID = try picture.startPreview(config) { [weak self] in
+                self?.notify { $0.onWarning(code: LivePushWarningCode.previewClosed,
+                                            message: "the preview window was closed; the broadcast goes on",
+                                            extraInfo: [:]) }
+            }
+            return windowID == nil ? -1 : 0
+        } catch {
+            notify { $0.onError(code: LivePushErrorCode.previewUnavailable,
+                                message: "cannot open the preview window: \(error)", extraInfo: [:]) }
+            return LivePushErrorCode.previewUnavailable
+        }
+    }
+
+    /// Closes the preview window, if open.
+    public func stopPreview() { picture.stopPreview() }
+
+    /// The preview window's X11 id while it is open (for tools such as `xwininfo -id`).
+    public var previewWindowID: UInt32? { picture.preview?.windowID }
+
+    /// Mirrors the preview only (`previewMirror`), live.
+    public func setPreviewMirror(_ mirrored: Bool) { picture.preview?.setMirrored(mirrored) }
+
+    /// The preview's display mode (fit, fill, crop), live.
+    public func setPreviewMode(_ mode: ScaleMode) { picture.preview?.setMode(mode) }
+}
