@@ -188,4 +188,14 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
         emit("voiceActivity", ["active": active])
         downstream?.onVoiceActivityDetected(active)
     }
+
+    /// Forwarded only (a picture is no event line): the application's video hook.
+    public func onProcessVideoFrame(_ frame: inout VideoProcessFrame) {
+        downstream?.onProcessVideoFrame(&frame)
+    }
+
+    /// Forwarded only: the PNG is the application's.
+    public func onSnapshotComplete(image: [UInt8]?, error: String?) {
+        downstream?.onSnapshotComplete(image: image, error: error)
+    }
 }

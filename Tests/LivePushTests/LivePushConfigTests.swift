@@ -308,7 +308,18 @@ import Testing
             == "unknown key 'framerate'; the keys are: resolution, fps, gopSeconds, qualityMode, "
             + "targetVideoBitrateKbps, minVideoBitrateKbps, initialVideoBitrateKbps, encoder, audioSampleRateHz, "
             + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, autoBitrate, "
-            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile")
+            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile, watermarks, pushMirror")
+    }
+
+    @Test func jsonWatermarksAndMirrorRoundTripAndABadPositionIsRefusedNamingIt() throws {
+        let text = #"{"watermarks": [{"path": "logo.png", "x": 0.8, "y": 0.05, "width": 0.15}], "pushMirror": true}"#
+        let config = try LivePushConfig.decodeJSON(Data(text.utf8))
+        #expect(config.watermarks == [WatermarkFile(path: "logo.png", position: WatermarkPosition(x: 0.8, y: 0.05, width: 0.15))])
+        #expect(config.pushMirror)
+        #expect(try LivePushConfig.decodeJSON(JSONEncoder().encode(config)) == config)
+        var bad = LivePushConfig()
+        bad.watermarks = [WatermarkFile(path: "logo.png", position: WatermarkPosition(x: 0.5, y: 0.5, width: 0, opacity: 1))]
+        #expect(message { try bad.validated() } == "--watermark 'logo.png': width 0.0 is outside 0 to 1 (a fraction of the picture's width)")
     }
 
     @Test func jsonValueOfTheWrongTypeNamesTheKey() {
