@@ -39,6 +39,10 @@ struct PictureTests {
         }
         func onSnapshotComplete(image: [UInt8]?, error: String?) { lock.withLock { snapshot = (image, error) } }
         func onError(code: Int32, message: String, extraInfo: [String: String]) { lock.withLock { errors.append(code) } }
+        var warnings: [(code: Int32, message: String)] = []
+        func onWarning(code: Int32, message: String, extraInfo: [String: String]) {
+            lock.withLock { warnings.append((code, message)) }
+        }
         func onStatisticsUpdate(_ statistics: LivePusherStatistics) { lock.withLock { lastStatistics = statistics } }
         /// Starts counting the pictures processed from now on.
         func mark() { lock.withLock { framesAfterMark = 0 } }
@@ -187,6 +191,22 @@ struct PictureTests {
         #expect(throws: LivePushConfigError.self) { try WatermarkFile(parsing: "logo.png@0.1,0.2") }
         #expect(try WatermarkFile(parsing: "my@logo.png@0.1,0.2,0.3,0.5")
             == WatermarkFile(path: "my@logo.png", position: WatermarkPosition(x: 0.1, y: 0.2, width: 0.3, opacity: 0.5)))
+    }
+
+    @Test func aConfiguredWatermarkThatCannotBeReadIsAWarningAndPicturesGoOn() throws {
+        var settings = config()
+        settings.watermarks = [WatermarkFile(path: "/nonexistent/logo.png", position: WatermarkPosition(x: 0, y: 0, width: 0.2))]
+        let recorder = Recorder()
+        let pusher = try LivePusher(config: settings, observer: recorder)
+        try pusher.startScreenCapture(group: UniqueName.make("badmark"), runtimeDirectory: privateRuntimeDirectory(),
+                                      audio: false)
+        let png = pusher.snapshotPNG()
+        pusher.destroy()
+        #expect(throws: Never.self) { try png.get() }
+        let warnings = recorder.lock.withLock { recorder.warnings }
+        #expect(warnings.map(\.code) == [LivePushWarningCode.watermarkUnreadable], "\(warnings)")
+        #expect(warnings.first?.message.contains("/nonexistent/logo.png") == true, "\(warnings)")
+        #expect(pusher.watermarks.isEmpty)
     }
 
     @Test func theHooksDrawingArrivesAtTheReceiverAndItsTimeIsInTheStatistics() throws {
