@@ -73,3 +73,4 @@ import Testing
         #expect(frame.yuv(x: 55, y: 60).y == 16 && frame.yuv(x: 60, y: 55).y == 16, "beside it: untouched")
     }
 }
+
