@@ -170,11 +170,12 @@ final class VideoCompositor: @unchecked Sendable {
         }
         if wanted != nil { state.withLock { $0.framesPlaceholder += 1 } }
         let base = wanted == nil ? screen : placeholder
-        let (overlays, mirrored, hook) = state.withLock { ($0.watermarks.map(\.overlay), $0.mirrored, $0.processHook) }
+        let (drawsWatermarks, mirrored, hook) = state.withLock { (!$0.watermarks.isEmpty, $0.mirrored, $0.processHook) }
         var frame = base
-        if !overlays.isEmpty || mirrored || hook != nil {
+        if drawsWatermarks || mirrored || hook != nil {
             if mirrored { outgoing.copyMirrored(from: base) } else { outgoing.copyPicture(from: base) }
-            for overlay in overlays { overlay.blend(into: outgoing) }
+            // Under the lock, so that no array of them is made per frame (a blend takes microseconds).
+            state.withLock { state in for watermark in state.watermarks { watermark.overlay.blend(into: outgoing) } }
             if let hook { runHook(hook, ptsMs: ptsMs) }
             frame = outgoing
         }
