@@ -91,6 +91,7 @@ final class LivePreview: @unchecked Sendable {
             }
             if !open { closedByUser = true; break }
         }
+        window.close()
         if closedByUser {
             state.withLock { $0.running = false }
             onClosed?()

@@ -112,8 +112,8 @@ final class PictureControls: @unchecked Sendable {
         guard let compositor = state.withLock({ $0.compositor }) else { return nil }
         stopPreview()
         let preview = try LivePreview(config: config, compositor: compositor)
-        preview.onClosed = { [weak self] in
-            self?.state.withLock { state in if state.preview === preview { state.preview = nil } }
+        preview.onClosed = { [weak self, weak preview] in
+            self?.state.withLock { state in if let preview, state.preview === preview { state.preview = nil } }
             onClosed()
         }
         state.withLock { $0.preview = preview }

@@ -36,6 +36,7 @@ public final class PreviewWindow {
     public private(set) var width: Int
     public private(set) var height: Int
     public private(set) var isOpen = true
+    private var closed = false
     private let connection: OpaquePointer
     private let graphics: UInt32
     private let deleteAtom: UInt32
@@ -101,11 +102,19 @@ public final class PreviewWindow {
     }
 
     deinit {
+        close()
+        xcb_disconnect(connection)
+    }
+
+    /// Takes the window off the screen (once); the object can then only be released.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        isOpen = false
         if memory != nil { detachMemory() }
         xcb_free_gc(connection, graphics)
         xcb_destroy_window(connection, windowID)
         _ = xcb_flush(connection)
-        xcb_disconnect(connection)
     }
 
     /// Handles what the X server sent (resizes, the close button); false once the window is closed.
@@ -154,7 +163,7 @@ public final class PreviewWindow {
         let bytes = width * height * 4
         let descriptor = CLinuxShim_memfd_create("livepush-preview", CLinuxShim_MFD_CLOEXEC)
         guard descriptor >= 0 else { throw .sharedMemory(call: "memfd_create", errno: errno) }
-        defer { close(descriptor) }
+        defer { Glibc.close(descriptor) }
         guard ftruncate(descriptor, off_t(bytes)) == 0 else { throw .sharedMemory(call: "ftruncate", errno: errno) }
         guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED else {
             throw .sharedMemory(call: "mmap", errno: errno)

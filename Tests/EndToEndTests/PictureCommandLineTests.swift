@@ -112,8 +112,10 @@ extension SharedScreen {
             return [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
         }
 
-        @Test(.timeLimit(.minutes(10)))
-        func thePreviewWindowShowsTheStreamMirroredAndClosingItLeavesTheBroadcastRunning() throws {
+        /// Closed with the close button (WM_DELETE_WINDOW, what a window manager sends), or by xkill
+        /// (the X server drops the preview's connection).
+        @Test(.timeLimit(.minutes(10)), arguments: ["close-button", "xkill"])
+        func thePreviewWindowShowsTheStreamMirroredAndClosingItLeavesTheBroadcastRunning(closedBy: String) throws {
             let key = UniqueName.make("preview")
             let red = try picture("red")
             let snapshot = temporary("previewshot", "png")
@@ -163,14 +165,19 @@ extension SharedScreen {
             #expect(difference / max(1, compared) <= 8, "the preview differs from the mirrored stream by \(difference / max(1, compared))")
             #expect(near(pixel(stream, 20, 120), (255, 255, 255)) && near(pixel(preview, 20, 120), (0, 0, 0)),
                     "stream left \(pixel(stream, 20, 120)) (white bar), preview left \(pixel(preview, 20, 120)) (black bar)")
-            // Closing it: xkill ends the preview's X connection; the broadcast goes on.
-            #expect(try ProcessRunner.run("xkill", ["-display", try TestEnvironment.display(), "-id", window]).exitCode == 0)
+            // Closing it; the broadcast goes on.
+            let close = closedBy == "xkill"
+                ? try ProcessRunner.run("xkill", ["-display", try TestEnvironment.display(), "-id", window])
+                : try ProcessRunner.run(try Repository.windowCloser(), [try TestEnvironment.display(), window])
+            #expect(close.exitCode == 0, "\(close)")
             let closed = Date().addingTimeInterval(10)
             func warned() -> Bool {
                 broadcast.events.contains { $0["type"] as? String == "warning" && $0["code"] as? Int == 1531 }
             }
             while !warned() && Date() < closed { Thread.sleep(forTimeInterval: 0.1) }
             #expect(warned(), "no previewClosed warning (1531) in the events")
+            let gone = try ProcessRunner.run("xwininfo", ["-display", try TestEnvironment.display(), "-id", window])
+            #expect(gone.exitCode != 0, "the window is still there: \(gone.standardOutput)")
             #expect(broadcast.command.isRunning)
             #expect(try broadcast.waitUntilPublishing(), "still publishing after the preview closed")
             let after = try broadcast.ctl(["snapshot", snapshot])

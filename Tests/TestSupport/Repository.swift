@@ -30,6 +30,12 @@ public enum Repository {
     public static func x11Painter() throws -> String {
         try CProgramBuilds.shared.path(source: "tools/testclients/x11-paint.c", flags: [], libraries: ["-lxcb"])
     }
+
+    /// Compiles the fixture that closes a window as a window manager's close button would
+    /// (Tests/Fixtures/wm-close.c: WM_DELETE_WINDOW).
+    public static func windowCloser() throws -> String {
+        try CProgramBuilds.shared.path(source: "Tests/Fixtures/wm-close.c", flags: [], libraries: ["-lxcb"])
+    }
 }
 
 /// C programs of the repository, compiled once per test process.
