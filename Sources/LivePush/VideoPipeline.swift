@@ -160,6 +160,9 @@ final class VideoPipeline: @unchecked Sendable {
             let dueNs = startNs + tick * intervalNs
             MonotonicClock.sleep(untilNs: tick == 0 ? dueNs : dueNs - intervalNs / 2)
             waitForFrame(untilNs: dueNs + intervalNs / 2)
+            // convert -> compose -> encode. Whatever fills the picture (the helper's frame here, an
+            // app's own frame) writes into `compositor.screen` before `compose`, so that watermarks,
+            // the mirror and the hook apply to it; every encoder takes `composed.frame` after it.
             let fresh = takeNewestFrame()
             if fresh && !sawFirstFrame {
                 sawFirstFrame = true
