@@ -187,6 +187,20 @@ extension SharedScreen {
         }
 
         @Test(.timeLimit(.minutes(10)))
+        func theWatermarkAndMirrorOptionsAreInTheConfiguration() throws {
+            let result = try ProcessRunner.run(livepush, ["push", "rtmp://127.0.0.1:1/live/key", "--print-config",
+                                                          "--watermark", "a.png@0.1,0.2,0.3", "--watermark", "b.jpg@0,0,1,0.5",
+                                                          "--push-mirror"])
+            #expect(result.exitCode == 0, "\(result)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+            let marks = try #require(object["watermarks"] as? [[String: Any]])
+            #expect(marks.map { $0["path"] as? String } == ["a.png", "b.jpg"])
+            #expect(marks.map { $0["opacity"] as? Double } == [1, 0.5])
+            #expect(marks.first?["width"] as? Double == 0.3)
+            #expect(object["pushMirror"] as? Bool == true)
+        }
+
+        @Test(.timeLimit(.minutes(10)))
         func aWatermarkOptionThatIsWrongSaysWhatToType() throws {
             let result = try ProcessRunner.run(livepush, ["push", "rtmp://127.0.0.1:1/live/key", "--watermark", "logo.png@0.5"])
             #expect(result.exitCode == 2, "\(result)")
