@@ -18,6 +18,8 @@ public enum ControlCommand: Equatable, Sendable {
     case reconnect
     /// Streams the JSON events (docs/events.md) until the client hangs up.
     case events
+    /// An SEI message in the video (issue 16): the text, in how many frames, after how long, keyframes only.
+    case sei(text: String, repeatCount: Int, delayMs: Int, keyFrameOnly: Bool)
 
     /// Every verb with its arguments, for help texts and error messages.
     public static let verbs: [(verb: String, arguments: String, help: String)] = [
@@ -35,6 +37,8 @@ public enum ControlCommand: Equatable, Sendable {
         ("events", "", "Stream the JSON events (one per line) until Ctrl-C."),
         ("bgm", "start FILE [loop] | stop | pause | resume | volume PERCENT",
          "Background music: play FILE (looped with 'loop'), stop, pause, resume, or set its volume (0 to 400)."),
+        ("sei", "TEXT [--repeat N] [--delay MS] [--keyframe-only]",
+         "Insert TEXT into the video as an SEI message, in N frames (default 1) after MS ms (default 0)."),
     ]
 
     /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
@@ -117,6 +121,7 @@ public enum ControlCommand: Equatable, Sendable {
             default:
                 throw .invalidValue(command: verb, value: action, reason: usage)
             }
+        case "sei": return try parseSEI(args)
         default: throw .unknownCommand(verb, known: verbNames)
         }
     }
@@ -137,6 +142,7 @@ public enum ControlCommand: Equatable, Sendable {
         case .reconnect: "reconnect"
         case .events: "events"
         case .bgm: "bgm"
+        case .sei: "sei"
         }
     }
 
@@ -150,10 +156,42 @@ public enum ControlCommand: Equatable, Sendable {
         case .add(let url): [Redaction.redact(url)]
         case .remove(let index): [String(index)]
         case .bgm(let action): action.arguments
+        case .sei(let text, let repeatCount, let delayMs, let keyFrameOnly):
+            [text, "--repeat", String(repeatCount), "--delay", String(delayMs)] + (keyFrameOnly ? ["--keyframe-only"] : [])
         }
     }
 
     static var verbNames: [String] { verbs.map(\.verb) }
+
+    /// `sei TEXT [--repeat N] [--delay MS] [--keyframe-only]`, the options in any order after the text.
+    private static func parseSEI(_ args: [String]) throws(ControlError) -> ControlCommand {
+        let usage = "use: sei TEXT [--repeat N] [--delay MS] [--keyframe-only]"
+        guard let text = args.first, !text.hasPrefix("--") else { throw .missingValue(command: "sei", expected: "TEXT") }
+        guard !text.isEmpty else { throw .invalidValue(command: "sei", value: text, reason: "the text is empty") }
+        var repeatCount = 1, delayMs = 0, keyFrameOnly = false
+        var rest = args.dropFirst()
+        func number(_ option: String, _ range: ClosedRange<Int>, _ unit: String) throws(ControlError) -> Int {
+            guard let value = rest.popFirst() else { throw .missingValue(command: "sei", expected: "\(option) \(unit.uppercased())") }
+            guard let number = Int(value), range.contains(number) else {
+                throw .invalidValue(command: "sei", value: value,
+                                    reason: "\(option) takes \(range.lowerBound) to \(range.upperBound) \(unit)")
+            }
+            return number
+        }
+        while let word = rest.popFirst() {
+            switch word {
+            case "--repeat": repeatCount = try number(word, 1...1000, "frames")
+            case "--delay": delayMs = try number(word, 0...600_000, "ms")
+            case "--keyframe-only": keyFrameOnly = true
+            default: throw .invalidValue(command: "sei", value: word, reason: usage)
+            }
+        }
+        guard text.utf8.count <= 4096 else {
+            throw .invalidValue(command: "sei", value: String(text.prefix(20)) + "...",
+                                reason: "the text has \(text.utf8.count) bytes; at most 4096")
+        }
+        return .sei(text: text, repeatCount: repeatCount, delayMs: delayMs, keyFrameOnly: keyFrameOnly)
+    }
 }
 
 /// What `bgm` does.

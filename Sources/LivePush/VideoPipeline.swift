@@ -76,6 +76,8 @@ final class VideoPipeline: @unchecked Sendable {
     /// Where the next outgoing picture is copied for a preview (`capturePreview`), under `preview`.
     private let preview = NSCondition()
     private var previewTarget: VideoFrame?
+    /// SEI messages for the next access units (`LivePusher.sendMessage`).
+    let sei: SEIInjector
 
     struct State {
         var sinks: [ObjectIdentifier: EncodedMediaSink] = [:]
@@ -100,6 +102,7 @@ final class VideoPipeline: @unchecked Sendable {
         self.images = images
         self.settings = settings
         self.frameSource = frameSource
+        sei = SEIInjector(gopFrames: settings.fps * settings.gopSeconds)
         var encoderSettings = H264EncoderSettings(width: settings.width, height: settings.height, fps: settings.fps,
                                                   bitrateKbps: settings.bitrateKbps)
         encoderSettings.gopSeconds = settings.gopSeconds
@@ -323,7 +326,8 @@ final class VideoPipeline: @unchecked Sendable {
     }
 
     private func encodeAndDeliver(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool) {
-        frame.requestKeyframe(forceKeyframe)
+        frame.requestKeyframe(sei.prepare(frame, forceKeyframe: forceKeyframe))
+        defer { frame.clearUserDataSEI() }
         do {
             deliver(try encoder.encode(frame, pts: pts))
         } catch {
