@@ -232,6 +232,10 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     public var connectRetryCount: Int
     /// Whether the video bitrate follows the network between min and target.
     public var autoBitrate: Bool
+    /// Adaptive resolution (off by default, as in the reference): with the bitrate at its minimum
+    /// and the network still congested, the encoded size steps down (1080p, 720p, 540p, 360p) and
+    /// back up when the network recovers (`ResolutionController`, docs/guide.md).
+    public var enableAutoResolution = false
     /// A PNG or JPEG shown instead of the screen while paused or while the capture helper is
     /// gone (nil: the last picture, dimmed, with a notice).
     public var pauseImagePath: String?
@@ -464,6 +468,7 @@ extension LivePushConfig {
             networkPoorAfterMs: try value(Int.self, .networkPoorAfterMs, expected: number) ?? defaults.networkPoorAfterMs,
             caFile: try value(String.self, .caFile, expected: "a file path"),
             urlFile: try value(String.self, .urlFile, expected: "a file path"))
+        enableAutoResolution = try value(Bool.self, .enableAutoResolution, expected: "true or false") ?? false
     }
 
     /// Writes every field under its property name; bitrates that are nil are left out.
@@ -489,6 +494,7 @@ extension LivePushConfig {
         try container.encode(networkPoorAfterMs, forKey: .networkPoorAfterMs)
         try container.encodeIfPresent(caFile, forKey: .caFile)
         try container.encodeIfPresent(urlFile, forKey: .urlFile)
+        try container.encode(enableAutoResolution, forKey: .enableAutoResolution)
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and

@@ -28,6 +28,7 @@ extension LivePushConfig {
         case networkPoorAfterMs
         case caFile
         case urlFile
+        case enableAutoResolution
 
         /// The key in a JSON configuration file: the Swift property name.
         public var jsonKey: String { rawValue }
@@ -55,6 +56,7 @@ extension LivePushConfig {
             case .networkPoorAfterMs: "network-poor-after"
             case .caFile: "ca-file"
             case .urlFile: "url-file"
+            case .enableAutoResolution: "auto-resolution"
             }
         }
 

@@ -46,6 +46,8 @@ public final class LivePusher: @unchecked Sendable {
     private var lastCpuSeconds = 0.0
     private var lastSystemTicks: (busy: UInt64, total: UInt64)?
     var bitrateController: BitrateController
+    /// Adaptive resolution's decisions (`LivePusher+Resolution.swift`); nil when it is off.
+    var resolutionController: ResolutionController?
     /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
     var userPaused = false
     private var helperPaused = false
@@ -146,6 +148,7 @@ public final class LivePusher: @unchecked Sendable {
         }
         if userPaused { pipeline.showPlaceholder(.paused) }
         pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
+        startAutoResolution(pipeline)
         pipeline.onEncoderError = { [weak self] error in
             self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
         }
@@ -502,8 +505,7 @@ public final class LivePusher: @unchecked Sendable {
             }
             lastSystemTicks = ticks
         }
-        figures.width = config.videoWidth
-        figures.height = config.videoHeight
+        (figures.width, figures.height) = pipeline.outputSize
         figures.fps = counters.encoded - lastCounters.encoded
         figures.videoBitrateKbps = (counters.bytes - lastCounters.bytes) * 8 / 1000
         figures.audioBitrateKbps = (audioBytes - lastAudioBytes) * 8 / 1000
@@ -535,6 +537,7 @@ public final class LivePusher: @unchecked Sendable {
             }, audioKbps: audioKbps)
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
         updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)
+        updateResolution(outputs.filter(\.isPublishing), pipeline: pipeline)
         figures.encoderBitrateKbps = bitrateController.currentKbps
         let levels = audioPipeline?.takeLevels() ?? [:]
         figures.micLevel = levels[.microphone] ?? 0

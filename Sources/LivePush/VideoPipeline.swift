@@ -47,6 +47,13 @@ struct PlaceholderImages: Sendable {
 protocol EncodedMediaSink: AnyObject, Sendable {
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64)
     func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64)
+    /// The video encoder was replaced (adaptive resolution: a new size, new SPS and PPS); called
+    /// on the video pipeline's thread before its first packet, and when the sink is added.
+    func videoEncoderChanged(_ encoder: H264Encoder)
+}
+
+extension EncodedMediaSink {
+    func videoEncoderChanged(_ encoder: H264Encoder) {}
 }
 
 /// The video pipeline, on its own thread: at a constant output frame rate, on CLOCK_MONOTONIC
@@ -56,11 +63,15 @@ protocol EncodedMediaSink: AnyObject, Sendable {
 final class VideoPipeline: @unchecked Sendable {
     let settings: VideoPipelineSettings
     private let frameSource: @Sendable () -> BorrowedFrame?
-    private let encoder: H264Encoder
+    /// The encoder, the picture and the placeholder are replaced when the output size changes
+    /// (`requestSize`, on the pipeline thread); `sharedEncoder` (under `encoderLock`) publishes it to others.
+    private var encoder: H264Encoder
+    private let encoderLock = NSLock()
+    private var sharedEncoder: H264Encoder
     private let converter: FrameConverter
-    private let picture: VideoFrame
+    private var picture: VideoFrame
     /// What is shown while a placeholder reason is active (drawn when the reasons change).
-    private let placeholder: VideoFrame
+    private var placeholder: VideoFrame
     private let images: PlaceholderImages
     private let running = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
@@ -94,6 +105,9 @@ final class VideoPipeline: @unchecked Sendable {
         var placeholderReasons: Set<PlaceholderReason> = []
         var shownPlaceholder: PlaceholderReason?
         var framesPlaceholder = 0
+        /// A size to switch the output to before the next frame (adaptive resolution).
+        var pendingSize: (width: Int, height: Int)?
+        var outputSize = (width: 0, height: 0)
     }
 
     init(settings: VideoPipelineSettings, images: PlaceholderImages = PlaceholderImages(),
@@ -108,15 +122,31 @@ final class VideoPipeline: @unchecked Sendable {
         encoderSettings.gopSeconds = settings.gopSeconds
         encoderSettings.encoder = settings.encoder
         encoder = try H264Encoder(settings: encoderSettings)
+        sharedEncoder = encoder
         converter = FrameConverter(scaleMode: settings.scaleMode)
         picture = try VideoFrame(width: settings.width, height: settings.height)
         picture.fillBlack()
         placeholder = try VideoFrame(width: settings.width, height: settings.height)
-        state.withLock { $0.bitrateKbps = settings.bitrateKbps }
+        state.withLock {
+            $0.bitrateKbps = settings.bitrateKbps
+            $0.outputSize = (settings.width, settings.height)
+        }
     }
 
     /// The encoder, for outputs that need its parameters (a container's codec configuration).
-    var videoEncoder: H264Encoder { encoder }
+    var videoEncoder: H264Encoder { encoderLock.withLock { sharedEncoder } }
+
+    /// The size encoded now (the configured one, unless adaptive resolution changed it).
+    var outputSize: (width: Int, height: Int) { state.withLock { $0.outputSize } }
+
+    /// Encodes at `width` x `height` from the next frame on: a new encoder (a keyframe, new SPS
+    /// and PPS, which the sinks get through `videoEncoderChanged`), the last picture scaled.
+    func requestSize(width: Int, height: Int) {
+        state.withLock { $0.pendingSize = (width, height) }
+    }
+
+    /// Called on the pipeline thread after the output size changed.
+    var onSizeChanged: (@Sendable (_ width: Int, _ height: Int) -> Void)?
 
     func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
@@ -132,10 +162,12 @@ final class VideoPipeline: @unchecked Sendable {
     }
 
     func add(_ sink: EncodedMediaSink) {
-        state.withLock {
+        let resized = state.withLock {
             $0.sinks[ObjectIdentifier(sink)] = sink
             $0.keyframeRequested = true  // a new output starts on a keyframe
+            return $0.outputSize != (settings.width, settings.height)
         }
+        if resized { sink.videoEncoderChanged(videoEncoder) }
     }
 
     /// The next frame will be a keyframe (an output that (re)connected starts there).
@@ -200,7 +232,7 @@ final class VideoPipeline: @unchecked Sendable {
         preview.lock()
         defer { preview.unlock() }
         guard let target = previewTarget else { return }
-        target.copyPicture(from: frame)
+        target.scalePicture(from: frame)
         previewTarget = nil
         preview.broadcast()
     }
@@ -223,6 +255,9 @@ final class VideoPipeline: @unchecked Sendable {
             let dueNs = startNs + tick * intervalNs
             MonotonicClock.sleep(untilNs: tick == 0 ? dueNs : dueNs - intervalNs / 2)
             waitForFrame(untilNs: dueNs + intervalNs / 2)
+            if let size = state.withLock({ state in defer { state.pendingSize = nil }; return state.pendingSize }) {
+                resize(to: size)
+            }
             let fresh = takeNewestFrame()
             if fresh && !sawFirstFrame {
                 sawFirstFrame = true
@@ -313,6 +348,33 @@ final class VideoPipeline: @unchecked Sendable {
             return false
         }
         return true
+    }
+
+    /// A new encoder and pictures at `size`; the sinks hear of the encoder before its first packet.
+    private func resize(to size: (width: Int, height: Int)) {
+        guard size != (picture.width, picture.height) else { return }
+        do {
+            var encoderSettings = encoder.settings
+            (encoderSettings.width, encoderSettings.height) = size
+            encoderSettings.bitrateKbps = encoder.bitrateKbps
+            let newEncoder = try H264Encoder(settings: encoderSettings)
+            let newPicture = try VideoFrame(width: size.width, height: size.height)
+            newPicture.scalePicture(from: picture)
+            placeholder = try VideoFrame(width: size.width, height: size.height)
+            picture = newPicture
+            encoder = newEncoder
+            encoderLock.withLock { sharedEncoder = newEncoder }
+            let sinks = state.withLock { state in
+                state.outputSize = size
+                state.shownPlaceholder = nil  // drawn again at the new size
+                state.keyframeRequested = true
+                return Array(state.sinks.values)
+            }
+            for sink in sinks { sink.videoEncoderChanged(newEncoder) }
+            onSizeChanged?(size.width, size.height)
+        } catch {
+            onEncoderError?(error)
+        }
     }
 
     /// Draws the placeholder for `reason`: its image when configured, else the last picture

@@ -50,6 +50,8 @@ enum ConfigOptions {
                help: "rtmps://: also trust the CA certificates in this PEM file (a private server's CA)."),
         .value(Field.urlFile.optionName, valueName: "FILE",
                help: "Push to the URLs in FILE, one a line (chmod 600: refused if group or others can read it)."),
+        .flag(Field.enableAutoResolution.optionName,
+              help: "Step the video size down (1080p, 720p, 540p, 360p) on a congested network, back up when it recovers."),
     ]
 
     /// The configuration that `parsed` describes, validated. Throws `ArgumentError` for a value that is not a
@@ -85,6 +87,7 @@ enum ConfigOptions {
         if let ms = try number(.networkPoorAfterMs, parsed) { config.networkPoorAfterMs = ms }
         if let path = parsed.value(Field.caFile.optionName) { config.caFile = path }
         if let path = parsed.value(Field.urlFile.optionName) { config.urlFile = path }
+        if parsed.has(Field.enableAutoResolution.optionName) { config.enableAutoResolution = true }
         return try config.validated()
     }
 

@@ -18,14 +18,6 @@ struct SEIMessageTests {
         var isPublishing: Bool { lock.withLock { published } }
     }
 
-    private func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return condition()
-    }
 
     /// The access units that carry `text`, by index.
     private func carrying(_ text: String, _ units: [H264AccessUnit]) -> [Int] {
@@ -50,13 +42,13 @@ struct SEIMessageTests {
         defer { try? FileManager.default.removeItem(atPath: recordingPath) }
         #expect(pusher.startPush(url: try TestEnvironment.recordURL(key: key)) == 0)
         #expect(pusher.startLocalRecording(path: recordingPath) == 0)
-        #expect(waitUntil(15) { observer.isPublishing && pusher.statistics.fps > 0 })
+        #expect(waitUntil(timeoutSeconds: 15) { observer.isPublishing && pusher.statistics.fps > 0 })
         Thread.sleep(forTimeInterval: 1)  // the push and the recording have started on a keyframe
         #expect(pusher.sendMessage("", repeatCount: 1, delayMs: 0, keyFrameOnly: false) == LivePushErrorCode.invalidParameter)
         #expect(pusher.sendMessage("{\"q\":\"now\"}", repeatCount: 5, delayMs: 0, keyFrameOnly: false) == 0)
         #expect(pusher.sendMessage("later ✓", repeatCount: 3, delayMs: 1500, keyFrameOnly: false) == 0)
         #expect(pusher.sendMessage("keyframes", repeatCount: 2, delayMs: 0, keyFrameOnly: true) == 0)
-        let sent = waitUntil(10) { pusher.pipeline?.sei.pendingCount == 0 }
+        let sent = waitUntil(timeoutSeconds: 10) { pusher.pipeline?.sei.pendingCount == 0 }
         #expect(sent, "every message went into its frames")
         Thread.sleep(forTimeInterval: 0.5)  // those frames reach nginx
         pusher.stopPush()
