@@ -91,9 +91,16 @@ public final class LivePusher: @unchecked Sendable {
     public func startScreenCapture(group: String, runtimeDirectory: String? = nil, audio: Bool = true)
         throws(LivePushError)
     {
+        try startCapture(group: group, runtimeDirectory: runtimeDirectory, audio: audio)
+    }
+
+    /// Starts the pipelines; with a `group`, listens for a capture helper there too (without
+    /// one the pictures come from `sendVideoFrame`, LivePusher+Picture.swift).
+    func startCapture(group: String?, runtimeDirectory: String?, audio: Bool) throws(LivePushError) {
         lock.lock()
         defer { lock.unlock() }
         if let endpoint { throw .alreadyCapturing(group: endpoint.configuration.group) }
+        if pipeline != nil { throw .alreadyCapturing(group: "(external video)") }
         let epochNs = MonotonicClock.nowNs()
         let settings = VideoPipelineSettings(
             width: config.videoWidth, height: config.videoHeight, fps: config.fps, gopSeconds: config.gopSeconds,
@@ -119,16 +126,18 @@ public final class LivePusher: @unchecked Sendable {
                                   message: "encoder \(requested) is not usable here (\(error)); using libx264",
                                   extraInfo: ["encoder": requested]) }
         }
-        var endpointConfiguration = PusherEndpointConfiguration(group: group)
-        endpointConfiguration.runtimeDirectory = runtimeDirectory
-        endpointConfiguration.fps = UInt32(config.fps)
-        let endpoint: PusherEndpoint
-        do {
-            endpoint = try PusherEndpoint(configuration: endpointConfiguration) { [weak self] event in
-                self?.handle(event)
+        var endpoint: PusherEndpoint?
+        if let group {
+            var endpointConfiguration = PusherEndpointConfiguration(group: group)
+            endpointConfiguration.runtimeDirectory = runtimeDirectory
+            endpointConfiguration.fps = UInt32(config.fps)
+            do {
+                endpoint = try PusherEndpoint(configuration: endpointConfiguration) { [weak self] event in
+                    self?.handle(event)
+                }
+            } catch {
+                throw reported(.screenCapture(error))
             }
-        } catch {
-            throw reported(.screenCapture(error))
         }
         var audioPipeline: AudioPipeline?
         if audio {
@@ -137,7 +146,7 @@ public final class LivePusher: @unchecked Sendable {
                     sampleRateHz: config.audioSampleRateHz, channels: config.audioChannels,
                     bitrateKbps: config.audioBitrateKbps, epochNs: epochNs))
             } catch {
-                endpoint.stop()
+                endpoint?.stop()
                 throw reported(.encoder(error))
             }
         }

@@ -89,6 +89,9 @@ final class VideoPipeline: @unchecked Sendable {
     private var previewTarget: VideoFrame?
     /// SEI messages for the next access units (`LivePusher.sendMessage`).
     let sei: SEIInjector
+    /// Pictures the application sends itself (`LivePusher.sendVideoFrame`): a second frame source,
+    /// taken before the helper's when it has a new one.
+    let external = ExternalFrameSource()
 
     struct State {
         var sinks: [ObjectIdentifier: EncodedMediaSink] = [:]
@@ -322,6 +325,7 @@ final class VideoPipeline: @unchecked Sendable {
 
     /// Converts the newest helper frame into the output picture; false when there was none new.
     private func takeNewestFrame() -> Bool {
+        if let converted = external.convertNewest(using: converter, into: picture) { return converted }
         guard let frame = frameSource() else { return false }
         defer { frame.release() }
         let info = frame.info
