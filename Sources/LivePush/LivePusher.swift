@@ -296,7 +296,9 @@ public final class LivePusher: @unchecked Sendable {
         case .finished(let code, let text):
             helperGone()
             let planned = code == FinishReason.user.rawValue || code == FinishReason.done.rawValue
-            let reason: Int32 = planned ? 0 : 1
+            // RESTARTING: the captured display or output changed past what the session carries
+            // (SPEC §5.7); the helper comes back at once: the reference's reason 2.
+            let reason: Int32 = planned ? 0 : code == FinishReason.restarting.rawValue ? 2 : 1
             if reason != 0 {
                 notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: "capture helper finished: \(text)",
                                       extraInfo: ["reason": String(code)]) }
