@@ -494,7 +494,7 @@ extension LivePushConfig {
         try container.encode(networkPoorAfterMs, forKey: .networkPoorAfterMs)
         try container.encodeIfPresent(caFile, forKey: .caFile)
         try container.encodeIfPresent(urlFile, forKey: .urlFile)
-        try container.encode(enableAutoResolution, forKey: .enableAutoResolution)
+        if enableAutoResolution { try container.encode(true, forKey: .enableAutoResolution) }  // off: left out, as before
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and

@@ -308,7 +308,16 @@ import Testing
             == "unknown key 'framerate'; the keys are: resolution, fps, gopSeconds, qualityMode, "
             + "targetVideoBitrateKbps, minVideoBitrateKbps, initialVideoBitrateKbps, encoder, audioSampleRateHz, "
             + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, autoBitrate, "
-            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile")
+            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile, enableAutoResolution")
+    }
+
+    @Test func autoResolutionIsOffByDefaultAndReadFromJSON() throws {
+        #expect(!LivePushConfig().enableAutoResolution)
+        let on = try LivePushConfig.decodeJSON(Data(#"{"enableAutoResolution": true}"#.utf8))
+        #expect(on.enableAutoResolution)
+        let json = String(decoding: try JSONEncoder().encode(on), as: UTF8.self)
+        #expect(json.contains(#""enableAutoResolution":true"#))
+        #expect(try LivePushConfig.decodeJSON(Data(json.utf8)) == on)
     }
 
     @Test func jsonValueOfTheWrongTypeNamesTheKey() {
