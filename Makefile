@@ -56,6 +56,8 @@ bench: build
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
 # control benchmark (issue 14): control-socket round trip, preview JPEG, event line.
 	$(RELEASE_BIN)/livepush-bench control --runs 3
+# adaptive resolution (issue 16b): what one size change costs the video thread.
+	$(RELEASE_BIN)/livepush-bench resolution --runs 3
 
 # The fault script of issue 8 on one push, in a private test environment: 50 helper kills,
 # 5 hangs, 5 helpers that break the protocol mid-stream, 10 nginx restarts, then Ctrl-C. One line

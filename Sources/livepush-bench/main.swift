@@ -12,6 +12,7 @@ let usage = """
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench control [--count N] [--runs N]
+           livepush-bench resolution [--count N] [--runs N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -68,6 +69,10 @@ let usage = """
       control status round_trip_us_p50=<n> round_trip_us_p99=<n>
       control preview 1920x1080 jpeg_ms_p50=<n> jpeg_bytes=<n>
       control events statistics_line_us=<n>
+
+    resolution: what one adaptive-resolution size change costs the video thread (a new libx264
+    encoder, the pictures, the last picture scaled, the first keyframe at the new size):
+      video resolution-switch <W>x<H>-><W>x<H> switch_ms_p50=<n> switch_ms_max=<n>
     """
 
 switch arguments.first {
@@ -89,6 +94,8 @@ case "soak":
     SoakBenchmark.main(Array(arguments.dropFirst()))
 case "control":  // ControlBenchmark.swift (issue 14)
     ControlBenchmark.main(Array(arguments.dropFirst()))
+case "resolution":  // ResolutionBenchmark.swift (issue 16b)
+    ResolutionBenchmark.main(Array(arguments.dropFirst()))
 case "link-helper":
     LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
 case "-h", "--help":
