@@ -38,7 +38,7 @@ public enum ControlCommand: Equatable, Sendable {
         ("bgm", "start FILE [loop] | stop | pause | resume | volume PERCENT",
          "Background music: play FILE (looped with 'loop'), stop, pause, resume, or set its volume (0 to 400)."),
         ("sei", "TEXT [--repeat N] [--delay MS] [--keyframe-only]",
-         "Insert TEXT into the video as an SEI message, in N frames (default 1) after MS ms (default 0)."),
+         "Insert TEXT into the video as an SEI message, in N frames (default 1; keyframes with --keyframe-only) after MS ms (default 0)."),
     ]
 
     /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
