@@ -141,6 +141,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     }
 
     private let audioEncoder: AACEncoder?
+    /// The newest media time handed in (under `condition`).
+    private var lastPtsMs: Int64 = 0
 
     /// The metadata and sequence headers for `encoder`'s stream.
     private static func headers(encoder: H264Encoder, audioEncoder: AACEncoder?) throws(MediaError) -> StreamHeaders {
@@ -171,7 +173,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         defer { condition.unlock() }
         headers = newHeaders
         guard publishing else { return }
-        enqueue(QueuedPacket(media: .headers(newHeaders), ptsMs: queue.last?.ptsMs ?? 0, arrivalNs: MonotonicClock.nowNs()))
+        // At the time of the last media handed in: the stream's timestamps never go back.
+        enqueue(QueuedPacket(media: .headers(newHeaders), ptsMs: lastPtsMs, arrivalNs: MonotonicClock.nowNs()))
     }
 
     func start() {
@@ -243,6 +246,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64) {
         condition.lock()
         defer { condition.unlock() }
+        lastPtsMs = max(lastPtsMs, ptsMs)
         guard publishing else { return }
         if droppingUntilKeyframe && !packet.isKeyframe {
             dropVideo(1)
