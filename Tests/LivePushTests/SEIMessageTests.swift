@@ -3,19 +3,19 @@ import Foundation
 import Testing
 import TestSupport
 
-/// SEI messages as the receivers get them: nginx-rtmp's recording of the push and the local
-/// recording, read NAL unit by NAL unit (`H264AccessUnits`): each message in exactly its repeat
+/// SEI messages as the receivers get them: nginx-rtmp's recording of the push, an SRT receiver's
+/// MPEG-TS and the local recording, read NAL unit by NAL unit (`H264AccessUnits`): each message in exactly its repeat
 /// count of consecutive access units, the delayed one that much later, the keyframe-only one on
 /// IDR pictures only, and the same access units in both.
 @Suite(.enabled(if: TestEnvironment.isEnabled(.rtmp), "needs the test nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
 struct SEIMessageTests {
     final class Publishing: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()
-        var published = false
+        var published = 0
         func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {
-            if status == .connectSuccess { lock.withLock { published = true } }
+            if status == .connectSuccess { lock.withLock { published += 1 } }
         }
-        var isPublishing: Bool { lock.withLock { published } }
+        var destinationsPublishing: Int { lock.withLock { published } }
     }
 
 
@@ -24,7 +24,7 @@ struct SEIMessageTests {
         units.indices.filter { units[$0].messages.contains(text) }
     }
 
-    @Test func messagesReachNginxAndTheRecordingWithTheirRepeatsDelayAndKeyframes() throws {
+    @Test func messagesReachNginxSRTAndTheRecordingWithTheirRepeatsDelayAndKeyframes() throws {
         var config = LivePushConfig()
         config.resolution = .size(width: 320, height: 240)
         config.fps = 30
@@ -41,8 +41,10 @@ struct SEIMessageTests {
         let recordingPath = NSTemporaryDirectory() + "\(key).mp4"
         defer { try? FileManager.default.removeItem(atPath: recordingPath) }
         #expect(pusher.startPush(url: try TestEnvironment.recordURL(key: key)) == 0)
+        let srt = try SRTListener()
+        #expect(pusher.addPushDestination(url: srt.callerURL()) == 0)
         #expect(pusher.startLocalRecording(path: recordingPath) == 0)
-        #expect(waitUntil(timeoutSeconds: 15) { observer.isPublishing && pusher.statistics.fps > 0 })
+        #expect(waitUntil(timeoutSeconds: 15) { observer.destinationsPublishing == 2 && pusher.statistics.fps > 0 })
         Thread.sleep(forTimeInterval: 1)  // the push and the recording have started on a keyframe
         #expect(pusher.sendMessage("", repeatCount: 1, delayMs: 0, keyFrameOnly: false) == LivePushErrorCode.invalidParameter)
         #expect(pusher.sendMessage("{\"q\":\"now\"}", repeatCount: 5, delayMs: 0, keyFrameOnly: false) == 0)
@@ -55,10 +57,13 @@ struct SEIMessageTests {
         pusher.stopLocalRecording()
         helper.stop()
         pusher.destroy()
+        let srtEnd = srt.finish()
+        #expect(!srtEnd.timedOut, "\(srtEnd)")
 
         let received = try H264AccessUnits.read(try TestEnvironment.recordedFile(key: key).path, uuid: LivePushSEI.uuid)
         let recorded = try H264AccessUnits.read(recordingPath, uuid: LivePushSEI.uuid)
-        for (name, units) in [("nginx", received), ("recording", recorded)] {
+        let overSRT = try H264AccessUnits.read(srt.outputPath, uuid: LivePushSEI.uuid)
+        for (name, units) in [("nginx", received), ("recording", recorded), ("srt", overSRT)] {
             let now = carrying("{\"q\":\"now\"}", units), later = carrying("later ✓", units)
             let keyframes = carrying("keyframes", units)
             #expect(now.count == 5 && now == Array((now.first ?? 0)..<(now.first ?? 0) + 5), "\(name): \(now)")
@@ -74,6 +79,7 @@ struct SEIMessageTests {
             #expect(other == Set(now + later + keyframes).count, "\(name): no other access unit carries a message")
         }
         // The same access units, in the same order, reached both (by the pattern of messages).
-        #expect(received.filter { !$0.messages.isEmpty }.map(\.messages) == recorded.filter { !$0.messages.isEmpty }.map(\.messages))
+        let pattern = { (units: [H264AccessUnit]) in units.filter { !$0.messages.isEmpty }.map(\.messages) }
+        #expect(pattern(received) == pattern(recorded) && pattern(overSRT) == pattern(recorded))
     }
 }

@@ -23,7 +23,8 @@ public enum H264AccessUnits {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
         let times = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
                                                       "packet=pts_time", "-of", "csv=p=0", path])
-            .standardOutput.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            .standardOutput.split(separator: "\n")
+            .compactMap { Double(($0.split(separator: ",").first ?? "").trimmingCharacters(in: .whitespaces)) }  // side data may add fields
         var units: [H264AccessUnit] = []
         var pending: [String] = []
         for nal in nalUnits(bytes) {
