@@ -58,6 +58,8 @@ bench: build
 	$(RELEASE_BIN)/livepush-bench control --runs 3
 # picture benchmark (issue 16): a watermark's blend into 1080p, a PNG snapshot.
 	$(RELEASE_BIN)/livepush-bench picture --runs 3
+# adaptive resolution (issue 16b): what one size change costs the video thread.
+	$(RELEASE_BIN)/livepush-bench resolution --runs 3
 
 # The fault script of issue 8 on one push, in a private test environment: 50 helper kills,
 # 5 hangs, 5 helpers that break the protocol mid-stream, 10 nginx restarts, then Ctrl-C. One line

@@ -23,6 +23,8 @@ public enum ControlCommand: Equatable, Sendable {
     case watermark(ControlWatermarkAction)
     /// Writes the next outgoing picture to a PNG file (issue 16).
     case snapshot(path: String)
+    /// An SEI message in the video (issue 16): the text, in how many frames, after how long, keyframes only.
+    case sei(text: String, repeatCount: Int, delayMs: Int, keyFrameOnly: Bool)
 
     /// Every verb with its arguments, for help texts and error messages.
     public static let verbs: [(verb: String, arguments: String, help: String)] = [
@@ -43,6 +45,8 @@ public enum ControlCommand: Equatable, Sendable {
         ("watermark", "add FILE@X,Y,W[,OPACITY] | remove ID",
          "Draw a PNG or JPEG on the stream (X, Y, W fractions of the picture; the answer has its id), or remove one."),
         ("snapshot", "FILE", "Write the next picture viewers get (watermarks and placeholders included) to FILE as a PNG."),
+        ("sei", "TEXT [--repeat N] [--delay MS] [--keyframe-only]",
+         "Insert TEXT into the video as an SEI message, in N frames (default 1; keyframes with --keyframe-only) after MS ms (default 0)."),
     ]
 
     /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
@@ -145,6 +149,7 @@ public enum ControlCommand: Equatable, Sendable {
             let path = try one("FILE")
             guard path.hasSuffix(".png") else { throw .invalidValue(command: verb, value: path, reason: "the file name must end in .png") }
             return .snapshot(path: path)
+        case "sei": return try parseSEI(args)
         default: throw .unknownCommand(verb, known: verbNames)
         }
     }
@@ -167,6 +172,7 @@ public enum ControlCommand: Equatable, Sendable {
         case .bgm: "bgm"
         case .watermark: "watermark"
         case .snapshot: "snapshot"
+        case .sei: "sei"
         }
     }
 
@@ -182,10 +188,42 @@ public enum ControlCommand: Equatable, Sendable {
         case .bgm(let action): action.arguments
         case .watermark(let action): action.arguments
         case .snapshot(let path): [path]
+        case .sei(let text, let repeatCount, let delayMs, let keyFrameOnly):
+            [text, "--repeat", String(repeatCount), "--delay", String(delayMs)] + (keyFrameOnly ? ["--keyframe-only"] : [])
         }
     }
 
     static var verbNames: [String] { verbs.map(\.verb) }
+
+    /// `sei TEXT [--repeat N] [--delay MS] [--keyframe-only]`, the options in any order after the text.
+    private static func parseSEI(_ args: [String]) throws(ControlError) -> ControlCommand {
+        let usage = "use: sei TEXT [--repeat N] [--delay MS] [--keyframe-only]"
+        guard let text = args.first, !text.hasPrefix("--") else { throw .missingValue(command: "sei", expected: "TEXT") }
+        guard !text.isEmpty else { throw .invalidValue(command: "sei", value: text, reason: "the text is empty") }
+        var repeatCount = 1, delayMs = 0, keyFrameOnly = false
+        var rest = args.dropFirst()
+        func number(_ option: String, _ range: ClosedRange<Int>, _ unit: String) throws(ControlError) -> Int {
+            guard let value = rest.popFirst() else { throw .missingValue(command: "sei", expected: "\(option) \(unit.uppercased())") }
+            guard let number = Int(value), range.contains(number) else {
+                throw .invalidValue(command: "sei", value: value,
+                                    reason: "\(option) takes \(range.lowerBound) to \(range.upperBound) \(unit)")
+            }
+            return number
+        }
+        while let word = rest.popFirst() {
+            switch word {
+            case "--repeat": repeatCount = try number(word, 1...1000, "frames")
+            case "--delay": delayMs = try number(word, 0...600_000, "ms")
+            case "--keyframe-only": keyFrameOnly = true
+            default: throw .invalidValue(command: "sei", value: word, reason: usage)
+            }
+        }
+        guard text.utf8.count <= 4096 else {
+            throw .invalidValue(command: "sei", value: String(text.prefix(20)) + "...",
+                                reason: "the text has \(text.utf8.count) bytes; at most 4096")
+        }
+        return .sei(text: text, repeatCount: repeatCount, delayMs: delayMs, keyFrameOnly: keyFrameOnly)
+    }
 }
 
 /// What `bgm` does.

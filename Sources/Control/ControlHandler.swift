@@ -94,6 +94,13 @@ public final class ControlHandler: @unchecked Sendable {
             case .success(let fields): extra = fields
             case .failure(let error): return .failure(error)
             }
+        case .sei(let text, let repeatCount, let delayMs, let keyFrameOnly):
+            let code = pusher.sendMessage(text, repeatCount: repeatCount, delayMs: delayMs, keyFrameOnly: keyFrameOnly)
+            guard code == 0 else {
+                let reason = LivePushSEI.problem(text: text, repeatCount: repeatCount, delayMs: delayMs)
+                    ?? "the broadcast has no video yet (screen capture is not running)"
+                return .failure(.refused(command: command.verb, reason: reason))
+            }
         }
         if command != .status && command != .events {
             hub?.emit("control", ["command": command.verb, "args": command.arguments])

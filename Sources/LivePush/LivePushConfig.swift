@@ -232,6 +232,10 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     public var connectRetryCount: Int
     /// Whether the video bitrate follows the network between min and target.
     public var autoBitrate: Bool
+    /// Adaptive resolution (off by default, as in the reference): with the bitrate at its minimum
+    /// and the network still congested, the encoded size steps down (1080p, 720p, 540p, 360p) and
+    /// back up when the network recovers (`ResolutionController`, docs/guide.md).
+    public var enableAutoResolution = false
     /// A PNG or JPEG shown instead of the screen while paused or while the capture helper is
     /// gone (nil: the last picture, dimmed, with a notice).
     public var pauseImagePath: String?
@@ -474,6 +478,7 @@ extension LivePushConfig {
         watermarks = try value([WatermarkFile].self, .watermarks,
                                expected: "a list of {\"path\", \"x\", \"y\", \"width\", \"opacity\"}") ?? []
         pushMirror = try value(Bool.self, .pushMirror, expected: "true or false") ?? false
+        enableAutoResolution = try value(Bool.self, .enableAutoResolution, expected: "true or false") ?? false
     }
 
     /// Writes every field under its property name; bitrates that are nil are left out.
@@ -501,6 +506,7 @@ extension LivePushConfig {
         try container.encodeIfPresent(urlFile, forKey: .urlFile)
         if !watermarks.isEmpty { try container.encode(watermarks, forKey: .watermarks) }
         if pushMirror { try container.encode(pushMirror, forKey: .pushMirror) }
+        if enableAutoResolution { try container.encode(true, forKey: .enableAutoResolution) }  // off: left out, as before
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and

@@ -30,6 +30,7 @@ extension LivePushConfig {
         case urlFile
         case watermarks
         case pushMirror
+        case enableAutoResolution
 
         /// The key in a JSON configuration file: the Swift property name.
         public var jsonKey: String { rawValue }
@@ -59,6 +60,7 @@ extension LivePushConfig {
             case .urlFile: "url-file"
             case .watermarks: "watermark"
             case .pushMirror: "push-mirror"
+            case .enableAutoResolution: "auto-resolution"
             }
         }
 

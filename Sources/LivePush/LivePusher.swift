@@ -46,6 +46,8 @@ public final class LivePusher: @unchecked Sendable {
     private var lastCpuSeconds = 0.0
     private var lastSystemTicks: (busy: UInt64, total: UInt64)?
     var bitrateController: BitrateController
+    /// Adaptive resolution's decisions (`LivePusher+Resolution.swift`); nil when it is off.
+    var resolutionController: ResolutionController?
     /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
     var userPaused = false
     private var helperPaused = false
@@ -93,9 +95,16 @@ public final class LivePusher: @unchecked Sendable {
     public func startScreenCapture(group: String, runtimeDirectory: String? = nil, audio: Bool = true)
         throws(LivePushError)
     {
+        try startCapture(group: group, runtimeDirectory: runtimeDirectory, audio: audio)
+    }
+
+    /// Starts the pipelines; with a `group`, listens for a capture helper there too (without
+    /// one the pictures come from `sendVideoFrame`, LivePusher+Picture.swift).
+    func startCapture(group: String?, runtimeDirectory: String?, audio: Bool) throws(LivePushError) {
         lock.lock()
         defer { lock.unlock() }
         if let endpoint { throw .alreadyCapturing(group: endpoint.configuration.group) }
+        if pipeline != nil { throw .alreadyCapturing(group: "(external video)") }
         let epochNs = MonotonicClock.nowNs()
         let settings = VideoPipelineSettings(
             width: config.videoWidth, height: config.videoHeight, fps: config.fps, gopSeconds: config.gopSeconds,
@@ -121,16 +130,18 @@ public final class LivePusher: @unchecked Sendable {
                                   message: "encoder \(requested) is not usable here (\(error)); using libx264",
                                   extraInfo: ["encoder": requested]) }
         }
-        var endpointConfiguration = PusherEndpointConfiguration(group: group)
-        endpointConfiguration.runtimeDirectory = runtimeDirectory
-        endpointConfiguration.fps = UInt32(config.fps)
-        let endpoint: PusherEndpoint
-        do {
-            endpoint = try PusherEndpoint(configuration: endpointConfiguration) { [weak self] event in
-                self?.handle(event)
+        var endpoint: PusherEndpoint?
+        if let group {
+            var endpointConfiguration = PusherEndpointConfiguration(group: group)
+            endpointConfiguration.runtimeDirectory = runtimeDirectory
+            endpointConfiguration.fps = UInt32(config.fps)
+            do {
+                endpoint = try PusherEndpoint(configuration: endpointConfiguration) { [weak self] event in
+                    self?.handle(event)
+                }
+            } catch {
+                throw reported(.screenCapture(error))
             }
-        } catch {
-            throw reported(.screenCapture(error))
         }
         var audioPipeline: AudioPipeline?
         if audio {
@@ -139,7 +150,7 @@ public final class LivePusher: @unchecked Sendable {
                     sampleRateHz: config.audioSampleRateHz, channels: config.audioChannels,
                     bitrateKbps: config.audioBitrateKbps, epochNs: epochNs))
             } catch {
-                endpoint.stop()
+                endpoint?.stop()
                 throw reported(.encoder(error))
             }
         }
@@ -156,6 +167,7 @@ public final class LivePusher: @unchecked Sendable {
         }
         picture.attach(pipeline.compositor)
         pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
+        startAutoResolution(pipeline)
         pipeline.onEncoderError = { [weak self] error in
             self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
         }
@@ -295,7 +307,9 @@ public final class LivePusher: @unchecked Sendable {
         case .finished(let code, let text):
             helperGone()
             let planned = code == FinishReason.user.rawValue || code == FinishReason.done.rawValue
-            let reason: Int32 = planned ? 0 : 1
+            // RESTARTING: the captured display or output changed past what the session carries
+            // (SPEC §5.7); the helper comes back at once: the reference's reason 2.
+            let reason: Int32 = planned ? 0 : code == FinishReason.restarting.rawValue ? 2 : 1
             if reason != 0 {
                 notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: "capture helper finished: \(text)",
                                       extraInfo: ["reason": String(code)]) }
@@ -413,66 +427,6 @@ public final class LivePusher: @unchecked Sendable {
         microphone?.stop()
     }
 
-    // MARK: Local recording
-
-    /// Starts recording to `path` (.mp4 fragmented, .mkv or .flv). Returns 0, or the reference
-    /// SDK's code: -1 internal error (also: screen capture not started), -2 unsupported
-    /// extension, -6 already recording, -7 the file exists, -8 no permission. The same code
-    /// arrives in `onLocalRecordBegin`. `onLocalRecording` reports the duration every
-    /// `progressIntervalMs` of recorded media; 0 (the default, as in the reference) turns it off.
-    @discardableResult
-    public func startLocalRecording(path: String, progressIntervalMs: Int = 0) -> Int32 {
-        lock.lock()
-        let code: Int32
-        if recording != nil {
-            code = LocalRecordingCode.alreadyRecording
-        } else if let pipeline {
-            switch LocalRecording.open(path: path, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
-                                       progressIntervalMs: progressIntervalMs) {
-            case .success(let recording):
-                recording.onProgress = { [weak self] durationMs in
-                    self?.notify { $0.onLocalRecording(durationMs: durationMs, storagePath: path) }
-                }
-                recording.onFailure = { [weak self] error in
-                    self?.notify { $0.onError(code: LocalRecordingCode.internalError,
-                                              message: "recording failed: \(error)", extraInfo: ["path": path]) }
-                }
-                self.recording = recording
-                pipeline.add(recording)
-                audioPipeline?.add(recording)
-                code = LocalRecordingCode.ok
-            case .failure(let error):
-                code = error.code
-            }
-        } else {
-            code = LocalRecordingCode.internalError
-        }
-        lock.unlock()
-        notify { $0.onLocalRecordBegin(code: code, storagePath: path) }
-        return code
-    }
-
-    /// Finishes the recording, if any: its file is complete when `onLocalRecordComplete` says 0;
-    /// -3 when it stopped before the first picture (nothing recorded: the empty file is removed),
-    /// -1 when writing failed.
-    public func stopLocalRecording() {
-        lock.lock()
-        let recording = self.recording
-        self.recording = nil
-        if let recording {
-            pipeline?.remove(recording)
-            audioPipeline?.remove(recording)
-        }
-        lock.unlock()
-        guard let recording else { return }
-        let code = switch recording.finish() {
-        case .complete: LocalRecordingCode.ok
-        case .nothingRecorded: LocalRecordingCode.nothingRecorded
-        case .failed: LocalRecordingCode.internalError
-        }
-        notify { $0.onLocalRecordComplete(code: code, storagePath: recording.path) }
-    }
-
     /// Stops everything; the pusher cannot be used afterwards.
     public func destroy() {
         stopScreenCapture()
@@ -513,8 +467,7 @@ public final class LivePusher: @unchecked Sendable {
             }
             lastSystemTicks = ticks
         }
-        figures.width = config.videoWidth
-        figures.height = config.videoHeight
+        (figures.width, figures.height) = pipeline.outputSize
         figures.fps = counters.encoded - lastCounters.encoded
         figures.videoBitrateKbps = (counters.bytes - lastCounters.bytes) * 8 / 1000
         figures.audioBitrateKbps = (audioBytes - lastAudioBytes) * 8 / 1000
@@ -546,6 +499,7 @@ public final class LivePusher: @unchecked Sendable {
             }, audioKbps: audioKbps)
         if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
         updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)
+        updateResolution(outputs.filter(\.isPublishing), pipeline: pipeline)
         figures.encoderBitrateKbps = bitrateController.currentKbps
         let levels = audioPipeline?.takeLevels() ?? [:]
         figures.micLevel = levels[.microphone] ?? 0

@@ -13,7 +13,9 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     /// A capture helper connected and started sending the screen.
     func onScreenCaptureStarted()
     /// The screen stopped: `reason` 0 stopped by the user or the helper, 1 interrupted
-    /// (the helper crashed, hung, broke the protocol, or its window or display went away).
+    /// (the helper crashed, hung, broke the protocol, or its window or display went away),
+    /// 2 the captured display changed (the helper finished with RESTARTING: its screen, monitor
+    /// or PipeWire stream changed size past its session; it reconnects, `onScreenCaptureStarted` follows).
     func onScreenCaptureStopped(reason: Int32)
     /// The push went through Connecting, ConnectSuccess, Reconnecting or Disconnected.
     func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String])

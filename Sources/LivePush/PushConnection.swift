@@ -19,6 +19,9 @@ protocol PushConnection: AnyObject {
     var transportBacklogMs: Int { get }
     /// The protocol's own figures since the previous call (SRT), nil for RTMP.
     func takeTransportFigures() -> SRTStatistics?
+    /// The video's new metadata and sequence header mid-stream (adaptive resolution); MPEG-TS
+    /// carries SPS and PPS in-band, so SRT sends nothing.
+    func sendVideoHeaders(_ headers: StreamHeaders, timestampMs: UInt32) throws(PushError)
     /// Ends the stream politely (FCUnpublish; SRT close).
     func finish()
     /// Breaks the connection from another thread.
@@ -52,6 +55,12 @@ final class RTMPConnection: PushConnection {
         if let config = headers.audioSpecificConfig {
             try publisher.sendAudio(FLV.aacSequenceHeaderBody(audioSpecificConfig: config), timestampMs: 0)
         }
+    }
+
+    func sendVideoHeaders(_ headers: StreamHeaders, timestampMs: UInt32) throws(PushError) {
+        try publisher.sendMetadata(headers.metadata)
+        try publisher.sendVideo(FLV.avcSequenceHeaderBody(decoderConfigurationRecord: headers.decoderConfiguration),
+                                timestampMs: timestampMs)
     }
 
     func send(video packet: EncodedVideoPacket, timestampMs: UInt32) throws(PushError) -> Int {

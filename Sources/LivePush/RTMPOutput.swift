@@ -52,8 +52,9 @@ struct RTMPOutputTotals: Sendable {
 /// timeout declares it lost) does the oldest media go, so memory stays bounded.
 final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     let url: PushDestination
-    private let headers: StreamHeaders
-    private var audioSpecificConfig: [UInt8]? { headers.audioSpecificConfig }
+    /// Replaced (under `condition`) when the video encoder changes size: a reconnection starts with these.
+    private var headers: StreamHeaders
+    private let audioSpecificConfig: [UInt8]?
     /// rtmps://: an extra CA (PEM) besides the system store.
     private let caFile: String?
     /// srt://: the codec parameters the MPEG-TS muxer of each connection starts from.
@@ -99,6 +100,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         enum Media {
             case video(EncodedVideoPacket)
             case audio(EncodedAudioPacket)
+            /// New metadata and AVC sequence header (adaptive resolution), before the new size's first frame.
+            case headers(StreamHeaders)
         }
         let media: Media
         let ptsMs: Int64
@@ -107,6 +110,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             switch media {
             case .video(let packet): packet.data.count
             case .audio(let packet): packet.data.count
+            case .headers: 0
             }
         }
         var isDroppableVideo: Bool {
@@ -118,15 +122,32 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     init(url: PushDestination, encoder: H264Encoder, audioEncoder: AACEncoder?, retryIntervalMs: Int, retryCount: Int,
          caFile: String? = nil, dropThresholdMs: Int = 2000) throws(MediaError)
     {
-        guard let record = AVC.decoderConfigurationRecord(annexBExtradata: encoder.extradata) else {
-            throw .ffmpeg(call: "SPS/PPS from the encoder", code: -1, message: "the encoder gave no SPS and PPS")
-        }
         self.url = url
         self.caFile = caFile
         if case .srt = url {
             muxerStreams = try MuxerStreamParameters(encoder: encoder, audioEncoder: audioEncoder)
         } else {
             muxerStreams = nil
+        }
+        headers = try Self.headers(encoder: encoder, audioEncoder: audioEncoder)
+        audioSpecificConfig = audioEncoder?.audioSpecificConfig
+        let settings = encoder.settings
+        let streamKbps = settings.bitrateKbps + (audioEncoder?.settings.bitrateKbps ?? 0)
+        sendBufferBytes = max(32 * 1024, min(512 * 1024, streamKbps * 1000 / 8 / 4))
+        self.retryIntervalMs = retryIntervalMs
+        self.retryCount = retryCount
+        self.dropThresholdMs = dropThresholdMs
+        self.audioEncoder = audioEncoder
+    }
+
+    private let audioEncoder: AACEncoder?
+    /// The newest media time handed in (under `condition`).
+    private var lastPtsMs: Int64 = 0
+
+    /// The metadata and sequence headers for `encoder`'s stream.
+    private static func headers(encoder: H264Encoder, audioEncoder: AACEncoder?) throws(MediaError) -> StreamHeaders {
+        guard let record = AVC.decoderConfigurationRecord(annexBExtradata: encoder.extradata) else {
+            throw .ffmpeg(call: "SPS/PPS from the encoder", code: -1, message: "the encoder gave no SPS and PPS")
         }
         let settings = encoder.settings
         var metadata: [(String, AMF0Value)] = [
@@ -139,13 +160,21 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                          ("audiosamplesize", .number(16)), ("stereo", .boolean(audio.channels == 2)),
                          ("audiodatarate", .number(Double(audio.bitrateKbps)))]
         }
-        headers = StreamHeaders(decoderConfiguration: record, audioSpecificConfig: audioEncoder?.audioSpecificConfig,
-                                metadata: metadata)
-        let streamKbps = settings.bitrateKbps + (audioEncoder?.settings.bitrateKbps ?? 0)
-        sendBufferBytes = max(32 * 1024, min(512 * 1024, streamKbps * 1000 / 8 / 4))
-        self.retryIntervalMs = retryIntervalMs
-        self.retryCount = retryCount
-        self.dropThresholdMs = dropThresholdMs
+        return StreamHeaders(decoderConfiguration: record, audioSpecificConfig: audioEncoder?.audioSpecificConfig,
+                             metadata: metadata)
+    }
+
+    /// Adaptive resolution changed the encoder: the new headers go out before its first frame
+    /// (RTMP: onMetaData with the new size and a new AVC sequence header; SRT's MPEG-TS carries
+    /// SPS and PPS in-band), and a reconnection starts with them.
+    func videoEncoderChanged(_ encoder: H264Encoder) {
+        guard let newHeaders = try? Self.headers(encoder: encoder, audioEncoder: audioEncoder) else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        headers = newHeaders
+        guard publishing else { return }
+        // At the time of the last media handed in: the stream's timestamps never go back.
+        enqueue(QueuedPacket(media: .headers(newHeaders), ptsMs: lastPtsMs, arrivalNs: MonotonicClock.nowNs()))
     }
 
     func start() {
@@ -217,6 +246,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64) {
         condition.lock()
         defer { condition.unlock() }
+        lastPtsMs = max(lastPtsMs, ptsMs)
         guard publishing else { return }
         if droppingUntilKeyframe && !packet.isKeyframe {
             dropVideo(1)
@@ -318,6 +348,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private func connect() throws(PushError) -> any PushConnection {
         switch url {
         case .rtmp(let rtmp):
+            let headers = condition.withLock { self.headers }
             return try RTMPConnection(url: rtmp, caFile: caFile, sendBufferBytes: sendBufferBytes, headers: headers)
         case .srt(let srt):
             guard let muxerStreams else { throw PushError(step: .connect, detail: "no MPEG-TS streams", kind: .networkLost) }
@@ -374,12 +405,19 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                 }
             case .audio:
                 guard !waitingForKeyframe, packet.ptsMs >= keyframePtsMs else { continue }
+            case .headers(let headers):
+                // Before the new size's first keyframe; at the start of a connection, its own headers are current.
+                if waitingForKeyframe { continue }
+                let timestampMs = UInt32(clamping: max(0, packet.ptsMs - (baseMs ?? packet.ptsMs)))
+                try publisher.sendVideoHeaders(headers, timestampMs: timestampMs)
+                continue
             }
             if baseMs == nil { baseMs = packet.ptsMs }
             let timestampMs = UInt32(clamping: max(0, packet.ptsMs - baseMs!))
             let bytes = switch packet.media {
             case .video(let video): try publisher.send(video: video, timestampMs: timestampMs)
             case .audio(let audio): try publisher.send(audio: audio, timestampMs: timestampMs)
+            case .headers: 0
             }
             let backlogMs = publisher.transportBacklogMs
             let delayMs = Double(MonotonicClock.nowNs() - packet.arrivalNs) / 1e6

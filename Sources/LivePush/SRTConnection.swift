@@ -35,6 +35,7 @@ final class SRTConnection: PushConnection {
     }
 
     func sendHeaders() throws(PushError) {}
+    func sendVideoHeaders(_ headers: StreamHeaders, timestampMs: UInt32) throws(PushError) {}
 
     func send(video packet: EncodedVideoPacket, timestampMs: UInt32) throws(PushError) -> Int {
         try write { () throws(MediaError) in try muxer.write(video: packet, timestampMs: Int64(timestampMs)) }

@@ -37,23 +37,25 @@ struct PlaceholderImages: Sendable {
 ///
 /// `compose` runs on the video thread only; every other method may be called from any thread.
 final class VideoCompositor: @unchecked Sendable {
-    let width: Int
-    let height: Int
     let scaleMode: ScaleMode
-    /// Where the converter writes the screen (black until the first frame).
-    let screen: VideoFrame
+    /// Where the converter writes the screen (black until the first frame). The three pictures
+    /// are replaced by `resize` and used on the video thread only.
+    private(set) var screen: VideoFrame
     /// What is shown while a placeholder reason is active (drawn when the reasons change).
-    private let placeholder: VideoFrame
+    private var placeholder: VideoFrame
     /// The screen or placeholder with the drawing on top, when there is any drawing (the screen
     /// itself stays clean: a repeated picture is not drawn on twice).
-    private let outgoing: VideoFrame
+    private var outgoing: VideoFrame
     private let images: PlaceholderImages
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// Where the next outgoing picture is copied (`capturePicture`), under `capture`.
     private let capture = NSCondition()
     private var captureTargets: [ObjectIdentifier: VideoFrame] = [:]
 
     private struct State {
+        /// The size composed now (the configured one unless adaptive resolution changed it).
+        var width: Int
+        var height: Int
         /// Active reasons to show a placeholder; the highest one is shown.
         var placeholderReasons: Set<PlaceholderReason> = []
         var shownPlaceholder: PlaceholderReason?
@@ -85,14 +87,49 @@ final class VideoCompositor: @unchecked Sendable {
     }
 
     init(width: Int, height: Int, scaleMode: ScaleMode, images: PlaceholderImages) throws(MediaError) {
-        self.width = width
-        self.height = height
         self.scaleMode = scaleMode
         self.images = images
+        state = Mutex(State(width: width, height: height))
         screen = try VideoFrame(width: width, height: height)
         screen.fillBlack()
         placeholder = try VideoFrame(width: width, height: height)
         outgoing = try VideoFrame(width: width, height: height)
+    }
+
+    /// The size composed now.
+    var width: Int { state.withLock { $0.width } }
+    var height: Int { state.withLock { $0.height } }
+
+    /// Composes at `width` x `height` from now on (adaptive resolution; video thread only): the
+    /// last screen scaled into the new picture, the placeholder drawn again, every watermark
+    /// prepared again for the new size.
+    func resize(width: Int, height: Int) throws(MediaError) {
+        let newScreen = try VideoFrame(width: width, height: height)
+        newScreen.scalePicture(from: screen)
+        let newPlaceholder = try VideoFrame(width: width, height: height)
+        let newOutgoing = try VideoFrame(width: width, height: height)
+        screen = newScreen
+        placeholder = newPlaceholder
+        outgoing = newOutgoing
+        let watermarks = state.withLock { state in
+            (state.width, state.height) = (width, height)
+            state.shownPlaceholder = nil  // drawn again at the new size
+            return state.watermarks
+        }
+        // Until each is prepared again, a watermark made for the old size is left out (`compose`).
+        for watermark in watermarks {
+            guard let overlay = try? Self.overlay(watermark.image, position: watermark.position, width: width,
+                                                  height: height) else { continue }
+            state.withLock { state in
+                guard (state.width, state.height) == (width, height),
+                      let index = state.watermarks.firstIndex(where: {
+                          $0.id == watermark.id && $0.position == watermark.position
+                              && ($0.overlay.pictureWidth, $0.overlay.pictureHeight) != (width, height)
+                      })
+                else { return }
+                state.watermarks[index].overlay = overlay
+            }
+        }
     }
 
     // MARK: Watermarks, mirror, hook
@@ -100,14 +137,20 @@ final class VideoCompositor: @unchecked Sendable {
     /// Puts watermark `id` on top of the stream from the next picture on (replacing one with the
     /// same id). The image is scaled and converted here, once, not on the video thread.
     func setWatermark(id: Int, image: WatermarkImage, position: WatermarkPosition) throws(PixelConversionError) {
-        let overlay = try Self.overlay(image, position: position, width: width, height: height)
-        state.withLock { state in
-            let watermark = Watermark(id: id, image: image, position: position, overlay: overlay)
-            if let index = state.watermarks.firstIndex(where: { $0.id == id }) {
-                state.watermarks[index] = watermark
-            } else {
-                state.watermarks.append(watermark)
+        while true {
+            let (width, height) = state.withLock { ($0.width, $0.height) }
+            let overlay = try Self.overlay(image, position: position, width: width, height: height)
+            let stored = state.withLock { state -> Bool in
+                guard (state.width, state.height) == (width, height) else { return false }  // resized meanwhile
+                let watermark = Watermark(id: id, image: image, position: position, overlay: overlay)
+                if let index = state.watermarks.firstIndex(where: { $0.id == id }) {
+                    state.watermarks[index] = watermark
+                } else {
+                    state.watermarks.append(watermark)
+                }
+                return true
             }
+            if stored { return }
         }
     }
 
@@ -175,7 +218,12 @@ final class VideoCompositor: @unchecked Sendable {
         if drawsWatermarks || mirrored || hook != nil {
             if mirrored { outgoing.copyMirrored(from: base) } else { outgoing.copyPicture(from: base) }
             // Under the lock, so that no array of them is made per frame (a blend takes microseconds).
-            state.withLock { state in for watermark in state.watermarks { watermark.overlay.blend(into: outgoing) } }
+            let size = (outgoing.width, outgoing.height)
+            state.withLock { state in
+                for watermark in state.watermarks where (watermark.overlay.pictureWidth, watermark.overlay.pictureHeight) == size {
+                    watermark.overlay.blend(into: outgoing)
+                }
+            }
             if let hook { runHook(hook, ptsMs: ptsMs) }
             frame = outgoing
         }
@@ -208,8 +256,8 @@ final class VideoCompositor: @unchecked Sendable {
 
     // MARK: Copies of the outgoing picture
 
-    /// Copies the next picture composed (what viewers get) into `target`, which has the output
-    /// size; false when none was composed within `timeoutMs`. Several callers may wait at once
+    /// Copies the next picture composed (what viewers get) into `target` (scaled to its size when
+    /// adaptive resolution changed the output's); false when none was composed within `timeoutMs`. Several callers may wait at once
     /// (a snapshot, the preview, the dashboard), each with its own target.
     func capturePicture(into target: VideoFrame, timeoutMs: Int) -> Bool {
         capture.lock()
@@ -230,7 +278,7 @@ final class VideoCompositor: @unchecked Sendable {
         capture.lock()
         defer { capture.unlock() }
         guard !captureTargets.isEmpty else { return }
-        for target in captureTargets.values { target.copyPicture(from: frame) }
+        for target in captureTargets.values { target.scalePicture(from: frame) }
         captureTargets.removeAll()
         capture.broadcast()
     }

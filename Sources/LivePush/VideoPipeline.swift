@@ -21,6 +21,13 @@ struct VideoPipelineSettings: Sendable {
 protocol EncodedMediaSink: AnyObject, Sendable {
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64)
     func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64)
+    /// The video encoder was replaced (adaptive resolution: a new size, new SPS and PPS); called
+    /// on the video pipeline's thread before its first packet, and when the sink is added.
+    func videoEncoderChanged(_ encoder: H264Encoder)
+}
+
+extension EncodedMediaSink {
+    func videoEncoderChanged(_ encoder: H264Encoder) {}
 }
 
 /// The video pipeline, on its own thread: at a constant output frame rate, on CLOCK_MONOTONIC
@@ -31,7 +38,11 @@ protocol EncodedMediaSink: AnyObject, Sendable {
 final class VideoPipeline: @unchecked Sendable {
     let settings: VideoPipelineSettings
     private let frameSource: @Sendable () -> BorrowedFrame?
-    private let encoder: H264Encoder
+    /// The encoder, the picture and the placeholder are replaced when the output size changes
+    /// (`requestSize`, on the pipeline thread); `sharedEncoder` (under `encoderLock`) publishes it to others.
+    private var encoder: H264Encoder
+    private let encoderLock = NSLock()
+    private var sharedEncoder: H264Encoder
     private let converter: FrameConverter
     /// The outgoing picture: placeholders and the drawing on top of the screen.
     let compositor: VideoCompositor
@@ -46,6 +57,11 @@ final class VideoPipeline: @unchecked Sendable {
     var onFirstFrame: (@Sendable () -> Void)?
     /// Called on the pipeline thread when the encoder fails.
     var onEncoderError: (@Sendable (MediaError) -> Void)?
+    /// SEI messages for the next access units (`LivePusher.sendMessage`).
+    let sei: SEIInjector
+    /// Pictures the application sends itself (`LivePusher.sendVideoFrame`): a second frame source,
+    /// taken before the helper's when it has a new one.
+    let external = ExternalFrameSource()
 
     struct State {
         var sinks: [ObjectIdentifier: EncodedMediaSink] = [:]
@@ -58,6 +74,9 @@ final class VideoPipeline: @unchecked Sendable {
         var framesSkipped = 0
         var bytesEncoded = 0
         var lastSequence: UInt64 = 0
+        /// A size to switch the output to before the next frame (adaptive resolution).
+        var pendingSize: (width: Int, height: Int)?
+        var outputSize = (width: 0, height: 0)
     }
 
     init(settings: VideoPipelineSettings, images: PlaceholderImages = PlaceholderImages(),
@@ -65,19 +84,36 @@ final class VideoPipeline: @unchecked Sendable {
     {
         self.settings = settings
         self.frameSource = frameSource
+        sei = SEIInjector(gopFrames: settings.fps * settings.gopSeconds)
         var encoderSettings = H264EncoderSettings(width: settings.width, height: settings.height, fps: settings.fps,
                                                   bitrateKbps: settings.bitrateKbps)
         encoderSettings.gopSeconds = settings.gopSeconds
         encoderSettings.encoder = settings.encoder
         encoder = try H264Encoder(settings: encoderSettings)
+        sharedEncoder = encoder
         converter = FrameConverter(scaleMode: settings.scaleMode)
         compositor = try VideoCompositor(width: settings.width, height: settings.height, scaleMode: settings.scaleMode,
                                          images: images)
-        state.withLock { $0.bitrateKbps = settings.bitrateKbps }
+        state.withLock {
+            $0.bitrateKbps = settings.bitrateKbps
+            $0.outputSize = (settings.width, settings.height)
+        }
     }
 
     /// The encoder, for outputs that need its parameters (a container's codec configuration).
-    var videoEncoder: H264Encoder { encoder }
+    var videoEncoder: H264Encoder { encoderLock.withLock { sharedEncoder } }
+
+    /// The size encoded now (the configured one, unless adaptive resolution changed it).
+    var outputSize: (width: Int, height: Int) { state.withLock { $0.outputSize } }
+
+    /// Encodes at `width` x `height` from the next frame on: a new encoder (a keyframe, new SPS
+    /// and PPS, which the sinks get through `videoEncoderChanged`), the last picture scaled.
+    func requestSize(width: Int, height: Int) {
+        state.withLock { $0.pendingSize = (width, height) }
+    }
+
+    /// Called on the pipeline thread after the output size changed.
+    var onSizeChanged: (@Sendable (_ width: Int, _ height: Int) -> Void)?
 
     func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
@@ -93,10 +129,12 @@ final class VideoPipeline: @unchecked Sendable {
     }
 
     func add(_ sink: EncodedMediaSink) {
-        state.withLock {
+        let resized = state.withLock {
             $0.sinks[ObjectIdentifier(sink)] = sink
             $0.keyframeRequested = true  // a new output starts on a keyframe
+            return $0.outputSize != (settings.width, settings.height)
         }
+        if resized { sink.videoEncoderChanged(videoEncoder) }
     }
 
     /// The next frame will be a keyframe (an output that (re)connected starts there).
@@ -160,6 +198,9 @@ final class VideoPipeline: @unchecked Sendable {
             let dueNs = startNs + tick * intervalNs
             MonotonicClock.sleep(untilNs: tick == 0 ? dueNs : dueNs - intervalNs / 2)
             waitForFrame(untilNs: dueNs + intervalNs / 2)
+            if let size = state.withLock({ state in defer { state.pendingSize = nil }; return state.pendingSize }) {
+                resize(to: size)
+            }
             // convert -> compose -> encode. Whatever fills the picture (the helper's frame here, an
             // app's own frame) writes into `compositor.screen` before `compose`, so that watermarks,
             // the mirror and the hook apply to it; every encoder takes `composed.frame` after it.
@@ -219,6 +260,7 @@ final class VideoPipeline: @unchecked Sendable {
 
     /// Converts the newest helper frame into the output picture; false when there was none new.
     private func takeNewestFrame() -> Bool {
+        if let converted = external.convertNewest(using: converter, into: compositor.screen) { return converted }
         guard let frame = frameSource() else { return false }
         defer { frame.release() }
         let info = frame.info
@@ -248,8 +290,32 @@ final class VideoPipeline: @unchecked Sendable {
         return true
     }
 
+    /// A new encoder and pictures at `size`; the sinks hear of the encoder before its first packet.
+    private func resize(to size: (width: Int, height: Int)) {
+        guard size != (compositor.width, compositor.height) else { return }
+        do {
+            var encoderSettings = encoder.settings
+            (encoderSettings.width, encoderSettings.height) = size
+            encoderSettings.bitrateKbps = encoder.bitrateKbps
+            let newEncoder = try H264Encoder(settings: encoderSettings)
+            try compositor.resize(width: size.width, height: size.height)
+            encoder = newEncoder
+            encoderLock.withLock { sharedEncoder = newEncoder }
+            let sinks = state.withLock { state in
+                state.outputSize = size
+                state.keyframeRequested = true
+                return Array(state.sinks.values)
+            }
+            for sink in sinks { sink.videoEncoderChanged(newEncoder) }
+            onSizeChanged?(size.width, size.height)
+        } catch {
+            onEncoderError?(error)
+        }
+    }
+
     private func encodeAndDeliver(_ frame: VideoFrame, pts: Int64, forceKeyframe: Bool) {
-        frame.requestKeyframe(forceKeyframe)
+        frame.requestKeyframe(sei.prepare(frame, forceKeyframe: forceKeyframe))
+        defer { frame.clearUserDataSEI() }
         do {
             deliver(try encoder.encode(frame, pts: pts))
         } catch {

@@ -78,6 +78,8 @@ public final class H264Encoder {
             // the VBV ("VBV parameters cannot be changed when NAL HRD is in use", hidden by our quiet
             // logging), so `setBitrate` did nothing and auto bitrate never left the initial rate.
             _ = av_opt_set(context.pointee.priv_data, "x264-params", "filler=1:force-cfr=1:repeat-headers=1", 0)
+            // Frame side data AV_FRAME_DATA_SEI_UNREGISTERED becomes SEI messages (`UserDataSEI`).
+            _ = av_opt_set_int(context.pointee.priv_data, "udu_sei", 1, 0)
         }
         // Every stored property is set: if opening fails, deinit frees the context and packet.
         try ffmpegCall("avcodec_open2(\(settings.encoder.rawValue))") { avcodec_open2(context, codec, nil) }

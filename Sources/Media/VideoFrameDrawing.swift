@@ -95,3 +95,18 @@ private enum NoticeFont {
         "?": [0x0E, 0x11, 0x01, 0x02, 0x04, 0, 0x04], "-": [0, 0, 0, 0x1F, 0, 0, 0],
     ]
 }
+
+extension VideoFrame {
+    /// Scales `other` (any size) into this picture, filling it (libyuv's I420Scale, bilinear):
+    /// the last picture carried across a change of the output size.
+    public func scalePicture(from other: VideoFrame) {
+        if other.width == width && other.height == height {
+            copyPicture(from: other)
+            return
+        }
+        let sy = other.plane(0), su = other.plane(1), sv = other.plane(2)
+        let dy = plane(0), du = plane(1), dv = plane(2)
+        I420Scale(sy.data, sy.stride, su.data, su.stride, sv.data, sv.stride, Int32(other.width), Int32(other.height),
+                  dy.data, dy.stride, du.data, du.stride, dv.data, dv.stride, Int32(width), Int32(height), kFilterBilinear)
+    }
+}

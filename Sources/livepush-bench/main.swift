@@ -13,6 +13,7 @@ let usage = """
            livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench control [--count N] [--runs N]
            livepush-bench picture [--count N] [--runs N]
+           livepush-bench resolution [--count N] [--runs N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -74,6 +75,9 @@ let usage = """
     over its rectangle only), and a PNG snapshot of that picture (libavcodec's png encoder):
       video watermark 1080p 320x180 blend_ms_p50=<n>
       video snapshot 1080p png_ms_p50=<n> png_bytes=<n>
+    resolution: what one adaptive-resolution size change costs the video thread (a new libx264
+    encoder, the pictures, the last picture scaled, the first keyframe at the new size):
+      video resolution-switch <W>x<H>-><W>x<H> switch_ms_p50=<n> switch_ms_max=<n>
     """
 
 switch arguments.first {
@@ -97,6 +101,8 @@ case "control":  // ControlBenchmark.swift (issue 14)
     ControlBenchmark.main(Array(arguments.dropFirst()))
 case "picture":  // PictureBenchmark.swift (issue 16)
     PictureBenchmark.main(Array(arguments.dropFirst()))
+case "resolution":  // ResolutionBenchmark.swift (issue 16b)
+    ResolutionBenchmark.main(Array(arguments.dropFirst()))
 case "link-helper":
     LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
 case "-h", "--help":

@@ -54,6 +54,8 @@ enum ConfigOptions {
                help: "Draw a PNG (alpha kept) or JPEG on the stream: X, Y, W fractions of the picture from its "
                    + "top left, the height from the image; OPACITY 0 to 1 (default 1). Repeatable."),
         .flag(Field.pushMirror.optionName, help: "Mirror the stream left to right (viewers and recordings see it mirrored)."),
+        .flag(Field.enableAutoResolution.optionName,
+              help: "Step the video size down (1080p, 720p, 540p, 360p) on a congested network, back up when it recovers."),
     ]
 
     /// The configuration that `parsed` describes, validated. Throws `ArgumentError` for a value that is not a
@@ -93,6 +95,7 @@ enum ConfigOptions {
             config.watermarks.append(try WatermarkFile(parsing: text))
         }
         if parsed.has(Field.pushMirror.optionName) { config.pushMirror = true }
+        if parsed.has(Field.enableAutoResolution.optionName) { config.enableAutoResolution = true }
         return try config.validated()
     }
 

@@ -308,7 +308,7 @@ import Testing
             == "unknown key 'framerate'; the keys are: resolution, fps, gopSeconds, qualityMode, "
             + "targetVideoBitrateKbps, minVideoBitrateKbps, initialVideoBitrateKbps, encoder, audioSampleRateHz, "
             + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, autoBitrate, "
-            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile, watermarks, pushMirror")
+            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile, watermarks, pushMirror, enableAutoResolution")
     }
 
     @Test func jsonWatermarksAndMirrorRoundTripAndABadPositionIsRefusedNamingIt() throws {
@@ -320,6 +320,15 @@ import Testing
         var bad = LivePushConfig()
         bad.watermarks = [WatermarkFile(path: "logo.png", position: WatermarkPosition(x: 0.5, y: 0.5, width: 0, opacity: 1))]
         #expect(message { try bad.validated() } == "--watermark 'logo.png': width 0.0 is outside 0 to 1 (a fraction of the picture's width)")
+    }
+
+    @Test func autoResolutionIsOffByDefaultAndReadFromJSON() throws {
+        #expect(!LivePushConfig().enableAutoResolution)
+        let on = try LivePushConfig.decodeJSON(Data(#"{"enableAutoResolution": true}"#.utf8))
+        #expect(on.enableAutoResolution)
+        let json = String(decoding: try JSONEncoder().encode(on), as: UTF8.self)
+        #expect(json.contains(#""enableAutoResolution":true"#))
+        #expect(try LivePushConfig.decodeJSON(Data(json.utf8)) == on)
     }
 
     @Test func jsonValueOfTheWrongTypeNamesTheKey() {

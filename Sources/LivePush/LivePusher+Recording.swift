@@ -1,0 +1,63 @@
+import Foundation
+
+extension LivePusher {
+    // MARK: Local recording
+
+    /// Starts recording to `path` (.mp4 fragmented, .mkv or .flv). Returns 0, or the reference
+    /// SDK's code: -1 internal error (also: screen capture not started), -2 unsupported
+    /// extension, -6 already recording, -7 the file exists, -8 no permission. The same code
+    /// arrives in `onLocalRecordBegin`. `onLocalRecording` reports the duration every
+    /// `progressIntervalMs` of recorded media; 0 (the default, as in the reference) turns it off.
+    @discardableResult
+    public func startLocalRecording(path: String, progressIntervalMs: Int = 0) -> Int32 {
+        lock.lock()
+        let code: Int32
+        if recording != nil {
+            code = LocalRecordingCode.alreadyRecording
+        } else if let pipeline {
+            switch LocalRecording.open(path: path, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
+                                       progressIntervalMs: progressIntervalMs) {
+            case .success(let recording):
+                recording.onProgress = { [weak self] durationMs in
+                    self?.notify { $0.onLocalRecording(durationMs: durationMs, storagePath: path) }
+                }
+                recording.onFailure = { [weak self] error in
+                    self?.notify { $0.onError(code: LocalRecordingCode.internalError,
+                                              message: "recording failed: \(error)", extraInfo: ["path": path]) }
+                }
+                self.recording = recording
+                pipeline.add(recording)
+                audioPipeline?.add(recording)
+                code = LocalRecordingCode.ok
+            case .failure(let error):
+                code = error.code
+            }
+        } else {
+            code = LocalRecordingCode.internalError
+        }
+        lock.unlock()
+        notify { $0.onLocalRecordBegin(code: code, storagePath: path) }
+        return code
+    }
+
+    /// Finishes the recording, if any: its file is complete when `onLocalRecordComplete` says 0;
+    /// -3 when it stopped before the first picture (nothing recorded: the empty file is removed),
+    /// -1 when writing failed.
+    public func stopLocalRecording() {
+        lock.lock()
+        let recording = self.recording
+        self.recording = nil
+        if let recording {
+            pipeline?.remove(recording)
+            audioPipeline?.remove(recording)
+        }
+        lock.unlock()
+        guard let recording else { return }
+        let code = switch recording.finish() {
+        case .complete: LocalRecordingCode.ok
+        case .nothingRecorded: LocalRecordingCode.nothingRecorded
+        case .failed: LocalRecordingCode.internalError
+        }
+        notify { $0.onLocalRecordComplete(code: code, storagePath: recording.path) }
+    }
+}

@@ -1,0 +1,37 @@
+import CaptureLink
+
+extension LivePushWarningCode {
+    /// Adaptive resolution changed the encoded size (`extraInfo`: "width", "height"; issue 16b's range).
+    public static let resolutionChanged: Int32 = 1540
+}
+
+extension LivePusher {
+    // MARK: Adaptive resolution
+
+    /// With `enableAutoResolution`, a `ResolutionController` for the configured size; every size
+    /// change is a warning naming the new size.
+    func startAutoResolution(_ pipeline: VideoPipeline) {
+        guard config.enableAutoResolution else { return }
+        resolutionController = ResolutionController(width: config.videoWidth, height: config.videoHeight)
+        pipeline.onSizeChanged = { [weak self] width, height in
+            self?.notify { $0.onWarning(code: LivePushWarningCode.resolutionChanged,
+                                        message: "adaptive resolution: the video is now encoded at \(width)x\(height)",
+                                        extraInfo: ["width": String(width), "height": String(height)]) }
+        }
+    }
+
+    /// One second of adaptive resolution (called by the statistics tick with the lock held):
+    /// the destinations' queues and auto bitrate's position decide; the pipeline switches the
+    /// encoder before its next frame. The capture helper is not asked for a smaller size: the
+    /// X11 helper would crop its frames to a smaller CONFIG maximum (SPEC §12.5 lets a helper
+    /// that cannot scale crop), which would cut the screen; the pusher scales instead.
+    func updateResolution(_ outputs: [RTMPOutputFigures], pipeline: VideoPipeline) {
+        guard var controller = resolutionController, !outputs.isEmpty else { return }
+        let congested = outputs.contains { $0.queuedMs > BitrateController.congestedQueueMs }
+        let calm = outputs.allSatisfy { $0.queuedMs < BitrateController.calmQueueMs }
+        let size = controller.update(congested: congested, calm: calm, bitrateKbps: bitrateController.currentKbps,
+                                     minKbps: bitrateController.minKbps)
+        resolutionController = controller
+        if let size { pipeline.requestSize(width: size.width, height: size.height) }
+    }
+}
