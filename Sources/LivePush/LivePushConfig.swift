@@ -247,6 +247,16 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     /// A file of push URLs, one a line, readable by its owner only (the CLI reads it; keys stay
     /// off the command line).
     public var urlFile: String?
+    /// x264's preset (speed against quality), ultrafast...medium (LivePushConfigEncoding.swift).
+    public var preset: X264Preset = .veryfast
+    /// The H.264 profile; nil: the encoder's own choice (high for libx264).
+    public var profile: H264Profile?
+    /// x264's tuning; zerolatency (the default) keeps frames from waiting in the encoder.
+    public var tune: X264Tune = .zerolatency
+    /// Encoder threads, 0...64; 0 lets the encoder choose.
+    public var encoderThreads: Int = 0
+    /// A local recording's own encode (`crf=N[,preset=P]`); nil: the recording is the live encode.
+    public var recordingQuality: RecordingQuality?
 
     public static let fpsRange = 1...60
     public static let gopSecondsRange = 1...10
@@ -354,6 +364,8 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         try Self.check(.connectRetryIntervalMs, connectRetryIntervalMs, in: Self.connectRetryIntervalMsRange)
         try Self.check(.connectRetryCount, connectRetryCount, in: Self.connectRetryCountRange)
         try Self.check(.networkPoorAfterMs, networkPoorAfterMs, in: Self.networkPoorAfterMsRange)
+        try Self.check(.encoderThreads, encoderThreads, in: H264EncoderTuning.threadsRange)
+        try recordingQuality?.check()
         if let caFile, access(caFile, R_OK) != 0 {
             throw .unreadableFile(.caFile, path: caFile,
                                   reason: access(caFile, F_OK) == 0 ? "cannot be read" : "does not exist")
@@ -464,6 +476,7 @@ extension LivePushConfig {
             networkPoorAfterMs: try value(Int.self, .networkPoorAfterMs, expected: number) ?? defaults.networkPoorAfterMs,
             caFile: try value(String.self, .caFile, expected: "a file path"),
             urlFile: try value(String.self, .urlFile, expected: "a file path"))
+        try decodeEncoding(container)
     }
 
     /// Writes every field under its property name; bitrates that are nil are left out.
@@ -489,6 +502,7 @@ extension LivePushConfig {
         try container.encode(networkPoorAfterMs, forKey: .networkPoorAfterMs)
         try container.encodeIfPresent(caFile, forKey: .caFile)
         try container.encodeIfPresent(urlFile, forKey: .urlFile)
+        try encodeEncoding(into: &container)
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and

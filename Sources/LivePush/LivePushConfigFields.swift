@@ -28,6 +28,11 @@ extension LivePushConfig {
         case networkPoorAfterMs
         case caFile
         case urlFile
+        case preset
+        case profile
+        case tune
+        case encoderThreads
+        case recordingQuality
 
         /// The key in a JSON configuration file: the Swift property name.
         public var jsonKey: String { rawValue }
@@ -55,6 +60,11 @@ extension LivePushConfig {
             case .networkPoorAfterMs: "network-poor-after"
             case .caFile: "ca-file"
             case .urlFile: "url-file"
+            case .preset: "preset"
+            case .profile: "profile"
+            case .tune: "tune"
+            case .encoderThreads: "threads"
+            case .recordingQuality: "record-quality"
             }
         }
 
@@ -103,12 +113,16 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
     case json(String)
     /// A file the configuration names (the CA file) that does not exist or cannot be read.
     case unreadableFile(LivePushConfig.Field, path: String, reason: String)
+    /// `--record-quality` text that is not `crf=N[,preset=P]`; the reason says which part and why.
+    case unreadableRecordingQuality(String, reason: String)
 
     public var description: String {
         switch self {
         case .outOfRange(let field, _, _), .notAllowed(let field, _, _), .unknownName(let field, _, _),
              .unreadableFile(let field, _, _):
             return "\(field.option) \(reason)"
+        case .unreadableRecordingQuality:
+            return "--record-quality \(reason)"
         case .unreadableResolution, .resolutionOutOfRange, .oddResolution:
             return "--resolution \(reason)"
         case .customBitratesMissing, .minBitrateAboveTarget, .initialBitrateOutside, .json:
@@ -158,6 +172,8 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
             return message
         case .unreadableFile(_, let path, let reason):
             return "'\(path)' \(reason)"
+        case .unreadableRecordingQuality(let text, let reason):
+            return "'\(text)': \(reason); write crf=N[,preset=P], e.g. crf=20 or crf=18,preset=fast"
         }
     }
 

@@ -96,7 +96,7 @@ public final class LivePusher: @unchecked Sendable {
         let settings = VideoPipelineSettings(
             width: config.videoWidth, height: config.videoHeight, fps: config.fps, gopSeconds: config.gopSeconds,
             bitrateKbps: bitrateController.currentKbps, encoder: config.encoder, scaleMode: config.scaleMode,
-            epochNs: epochNs)
+            tuning: config.encoderTuning, epochNs: epochNs)
         let box = EndpointBox()
         let images = loadPlaceholderImages()
         let pipeline: VideoPipeline
@@ -417,7 +417,7 @@ public final class LivePusher: @unchecked Sendable {
             code = LocalRecordingCode.alreadyRecording
         } else if let pipeline {
             switch LocalRecording.open(path: path, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
-                                       progressIntervalMs: progressIntervalMs) {
+                                       progressIntervalMs: progressIntervalMs, quality: config.recordingQuality) {
             case .success(let recording):
                 recording.onProgress = { [weak self] durationMs in
                     self?.notify { $0.onLocalRecording(durationMs: durationMs, storagePath: path) }
