@@ -42,6 +42,8 @@ public final class H264Encoder {
     public private(set) var bitrateKbps: Int
     let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
+    /// x264's options SEI, put back into every keyframe (X264VersionSEI.swift).
+    private var versionSEI = X264VersionSEI()
 
     public init(settings: H264EncoderSettings) throws(MediaError) {
         MediaLogging.quietLibraries()
@@ -115,9 +117,10 @@ public final class H264Encoder {
         }
         var packets: [EncodedVideoPacket] = []
         try receiveEncodedPackets(context, packet, name: settings.encoder.rawValue) { packet in
-            packets.append(EncodedVideoPacket(
-                data: Array(UnsafeBufferPointer(start: packet.data, count: Int(packet.size))),
-                pts: packet.pts, dts: packet.dts, isKeyframe: packet.flags & AV_PKT_FLAG_KEY != 0))
+            let isKeyframe = packet.flags & AV_PKT_FLAG_KEY != 0
+            let data = Array(UnsafeBufferPointer(start: packet.data, count: Int(packet.size)))
+            packets.append(EncodedVideoPacket(data: versionSEI.pass(data, isKeyframe: isKeyframe),
+                                              pts: packet.pts, dts: packet.dts, isKeyframe: isKeyframe))
         }
         return packets
     }
