@@ -257,7 +257,9 @@ enum PushBenchmark {
         guard !latencies.isEmpty else { throw Failure(description: "\(label): no time code decoded while measuring") }
         let cpuPct = 100 * Double(ticksAfter - ticksBefore) / Double(sysconf(Int32(_SC_CLK_TCK))) / elapsed
         // A picture's time code, to the millisecond: receipt minus latency.
-        let codes = Set(samples.compactMap { sample in sample.latencyMs.map { Int64((Double(sample.receiptNs) / 1e6 - $0).rounded()) } })
+        let codes = Set(samples.compactMap { sample in
+            sample.latencyMs.map { Int64((Double(sample.receiptNs) / 1e6 - $0).rounded()) }
+        })
         let result = Measurement(cpuPct: cpuPct, rssMiB: Double(peakRssKiB) / 1024,
                                  fps: Double(samples.count) / elapsed,
                                  latencyP50Ms: percentile(latencies, 0.5), latencyP95Ms: percentile(latencies, 0.95),

@@ -13,9 +13,9 @@ import Media
 enum PushScaleBenchmark {
     static let options: [OptionSpec] = [
         .value("extra", valueName: "LIST",
-               help: "Cases after the 1080p30 lines (default scroll,floor,1080p60,1440p30; none: only those)."),
+               help: "Cases after the 1080p30 lines (default scroll,floor,record-crf,1080p60,1440p30; none: only those)."),
     ]
-    static let known = ["scroll", "floor", "1080p60", "1440p30"]
+    static let known = ["scroll", "floor", "record-crf", "1080p60", "1440p30"]
 
     /// Bitrates for the larger cases (what streaming services suggest for them).
     static let bitrateKbps = ["1080p60": 6000, "1440p30": 9000]
@@ -60,6 +60,7 @@ enum PushScaleBenchmark {
                 }
             }
         }
+        if cases.contains("record-crf") { try recordCRF(context) }
         for mode in ["1080p60", "1440p30"] where cases.contains(mode) {
             try scaled(mode, context)
         }
@@ -119,6 +120,35 @@ enum PushScaleBenchmark {
                 live.drawCPUSeconds, Double(live.bytes) * 8 / 1000 / mediaSeconds, unpaced.last!, fast.wallSeconds))
         }
         return (median(paced), median(unpaced))
+    }
+
+    // MARK: Push and a recording of its own quality
+
+    /// e2e on the square screen (the time code painter of the lines above) while recording at
+    /// CRF 20 with its own encode; the recording's frames and bitrate go to stderr.
+    static func recordCRF(_ context: Context) throws {
+        var results: [PushBenchmark.Measurement] = []
+        for run in 1...context.runs {
+            let url = "\(context.rtmp)/live/bench-recordcrf-\(getpid())-\(run)"
+            let file = "/tmp/lpb-recordcrf-\(getpid())-\(run).mkv"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let plain = PushBenchmark.makePublisher("e2e", display: context.display, url: url)
+            let publisher = PushBenchmark.Publisher(name: "e2e-record", executable: plain.executable,
+                                                    arguments: plain.arguments + ["--record", file,
+                                                                                  "--record-quality", "crf=20"])
+            results.append(try PushBenchmark.measure(
+                publisher, receiverInput: PushBenchmark.receiverInput(url), receiverFirst: false,
+                seconds: context.seconds, warmup: context.warmup, logs: context.logs,
+                label: "e2e push+record run \(run)/\(context.runs)"))
+            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+            PushBenchmark.log("e2e push+record run \(run): recording \(size / 1024) KiB, "
+                + String(format: "%.1f", (try? RecordBenchmark.framesPerSecond(file)) ?? 0) + " fps")
+        }
+        print(line("e2e push+record 1080p30 record=crf20", results))
+        if let plain = context.squareE2ECpuPct {
+            print(String(format: "push+record 1080p30 record=crf20 extra_cpu_pct=%.1f",
+                         median(results.map(\.cpuPct)) - plain))
+        }
     }
 
     // MARK: 1080p60 and 1440p30
