@@ -459,6 +459,7 @@ public final class LivePusher: @unchecked Sendable {
         case .nothingRecorded: LocalRecordingCode.nothingRecorded
         case .failed: LocalRecordingCode.internalError
         }
+        if recording.framesDropped > 0 { warnDropped(recording) }
         notify { $0.onLocalRecordComplete(code: code, storagePath: recording.path) }
     }
 

@@ -119,3 +119,14 @@ final class RecordingEncoder: @unchecked Sendable {
         }
     }
 }
+
+extension LivePusher {
+    /// Warning 1580 for a recording whose own encoder left pictures out.
+    func warnDropped(_ recording: LocalRecording) {
+        let frames = recording.framesDropped
+        notify { $0.onWarning(code: LivePushWarningCode.recordingFramesDropped,
+                              message: "the recording's own encode could not keep up and left out \(frames) pictures; "
+                                  + "use a faster preset in --record-quality (e.g. crf=20,preset=superfast)",
+                              extraInfo: ["path": recording.path, "frames": String(frames)]) }
+    }
+}
