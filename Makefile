@@ -47,12 +47,16 @@ bench: build
 	$(RELEASE_BIN)/livepush-bench capture --runs 3
 	cc -std=c11 -O2 tools/testclients/x11-paint.c -o .build/x11-paint -lxcb
 	$(RELEASE_BIN)/livepush-bench record --runs 3 --painter .build/x11-paint
+	# 4K recording against ffmpeg on a private 3840x2160 Xvfb (issue 22; about 2.5 min).
+	$(RELEASE_BIN)/livepush-bench record-size --runs 3 --painter .build/x11-paint
 	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench audio --runs 3
 	# PipeWire screen capture against GStreamer's pipewiresrc, on a private PipeWire (docs/benchmarks.md).
 	cc -std=c11 -O2 tools/testclients/pw-video-source.c -o .build/pw-video-source $$(pkg-config --cflags --libs libpipewire-0.3)
 	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench pipewire --runs 3 --producer .build/pw-video-source
 # push benchmark (issue 6): livepush push, ffmpeg and GStreamer publishing to the test nginx-rtmp,
-# with PulseAudio (pipewire-pulse) for the peers' audio: inside a private test environment.
+# with PulseAudio (pipewire-pulse) for the peers' audio: inside a private test environment. After the
+# 1080p30 lines, in the same run (issue 22, about 15 min more): the scrolling screen, x264's floor,
+# push + a CRF recording, 1080p60 and 1440p30 against ffmpeg (--extra none leaves them out).
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
 # control benchmark (issue 14): control-socket round trip, preview JPEG, event line.
 	$(RELEASE_BIN)/livepush-bench control --runs 3

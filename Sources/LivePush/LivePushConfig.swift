@@ -255,6 +255,16 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     public var watermarks: [WatermarkFile] = []
     /// The stream mirrored left to right (the preview too); `LivePusher.setPushMirror` changes it live.
     public var pushMirror = false
+    /// x264's preset (speed against quality), ultrafast...medium (LivePushConfigEncoding.swift).
+    public var preset: X264Preset = .veryfast
+    /// The H.264 profile; nil: the encoder's own choice (high for libx264).
+    public var profile: H264Profile?
+    /// x264's tuning; zerolatency (the default) keeps frames from waiting in the encoder.
+    public var tune: X264Tune = .zerolatency
+    /// Encoder threads, 0...64; 0 lets the encoder choose.
+    public var encoderThreads: Int = 0
+    /// A local recording's own encode (`crf=N[,preset=P]`); nil: the recording is the live encode.
+    public var recordingQuality: RecordingQuality?
 
     public static let fpsRange = 1...60
     public static let gopSecondsRange = 1...10
@@ -365,6 +375,8 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
             if let problem = watermark.position.problem { throw .invalidWatermark(watermark.path, reason: problem) }
         }
         try Self.check(.networkPoorAfterMs, networkPoorAfterMs, in: Self.networkPoorAfterMsRange)
+        try Self.check(.encoderThreads, encoderThreads, in: H264EncoderTuning.threadsRange)
+        try recordingQuality?.check()
         if let caFile, access(caFile, R_OK) != 0 {
             throw .unreadableFile(.caFile, path: caFile,
                                   reason: access(caFile, F_OK) == 0 ? "cannot be read" : "does not exist")
@@ -479,6 +491,7 @@ extension LivePushConfig {
                                expected: "a list of {\"path\", \"x\", \"y\", \"width\", \"opacity\"}") ?? []
         pushMirror = try value(Bool.self, .pushMirror, expected: "true or false") ?? false
         enableAutoResolution = try value(Bool.self, .enableAutoResolution, expected: "true or false") ?? false
+        try decodeEncoding(container)
     }
 
     /// Writes every field under its property name; bitrates that are nil are left out.
@@ -507,6 +520,7 @@ extension LivePushConfig {
         if !watermarks.isEmpty { try container.encode(watermarks, forKey: .watermarks) }
         if pushMirror { try container.encode(pushMirror, forKey: .pushMirror) }
         if enableAutoResolution { try container.encode(true, forKey: .enableAutoResolution) }  // off: left out, as before
+        try encodeEncoding(into: &container)
     }
 
     /// What JSONSerialization says is wrong with `data` (JSONDecoder does not say), with the line and

@@ -31,6 +31,11 @@ extension LivePushConfig {
         case watermarks
         case pushMirror
         case enableAutoResolution
+        case preset
+        case profile
+        case tune
+        case encoderThreads
+        case recordingQuality
 
         /// The key in a JSON configuration file: the Swift property name.
         public var jsonKey: String { rawValue }
@@ -61,6 +66,11 @@ extension LivePushConfig {
             case .watermarks: "watermark"
             case .pushMirror: "push-mirror"
             case .enableAutoResolution: "auto-resolution"
+            case .preset: "preset"
+            case .profile: "profile"
+            case .tune: "tune"
+            case .encoderThreads: "threads"
+            case .recordingQuality: "record-quality"
             }
         }
 
@@ -111,12 +121,16 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
     case unreadableFile(LivePushConfig.Field, path: String, reason: String)
     /// A watermark that is not FILE@X,Y,W[,OPACITY] with fractions of the picture.
     case invalidWatermark(String, reason: String)
+    /// `--record-quality` text that is not `crf=N[,preset=P]`; the reason says which part and why.
+    case unreadableRecordingQuality(String, reason: String)
 
     public var description: String {
         switch self {
         case .outOfRange(let field, _, _), .notAllowed(let field, _, _), .unknownName(let field, _, _),
              .unreadableFile(let field, _, _):
             return "\(field.option) \(reason)"
+        case .unreadableRecordingQuality:
+            return "--record-quality \(reason)"
         case .unreadableResolution, .resolutionOutOfRange, .oddResolution:
             return "--resolution \(reason)"
         case .invalidWatermark:
@@ -170,6 +184,8 @@ public enum LivePushConfigError: Error, Equatable, CustomStringConvertible {
             return "'\(path)' \(reason)"
         case .invalidWatermark(let text, let reason):
             return "'\(text)': \(reason)"
+        case .unreadableRecordingQuality(let text, let reason):
+            return "'\(text)': \(reason); write crf=N[,preset=P], e.g. crf=20 or crf=18,preset=fast"
         }
     }
 

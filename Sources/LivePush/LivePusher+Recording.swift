@@ -16,7 +16,7 @@ extension LivePusher {
             code = LocalRecordingCode.alreadyRecording
         } else if let pipeline {
             switch LocalRecording.open(path: path, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
-                                       progressIntervalMs: progressIntervalMs) {
+                                       progressIntervalMs: progressIntervalMs, quality: config.recordingQuality) {
             case .success(let recording):
                 recording.onProgress = { [weak self] durationMs in
                     self?.notify { $0.onLocalRecording(durationMs: durationMs, storagePath: path) }
@@ -58,6 +58,7 @@ extension LivePusher {
         case .nothingRecorded: LocalRecordingCode.nothingRecorded
         case .failed: LocalRecordingCode.internalError
         }
+        if recording.framesDropped > 0 { warnDropped(recording) }
         notify { $0.onLocalRecordComplete(code: code, storagePath: recording.path) }
     }
 }

@@ -109,7 +109,7 @@ public final class LivePusher: @unchecked Sendable {
         let settings = VideoPipelineSettings(
             width: config.videoWidth, height: config.videoHeight, fps: config.fps, gopSeconds: config.gopSeconds,
             bitrateKbps: bitrateController.currentKbps, encoder: config.encoder, scaleMode: config.scaleMode,
-            epochNs: epochNs)
+            tuning: config.encoderTuning, epochNs: epochNs)
         let box = EndpointBox()
         let images = loadPlaceholderImages()
         let pipeline: VideoPipeline

@@ -253,6 +253,9 @@ public enum LivePushWarningCode {
     /// The microphone went away; silence until it returns (then `microphoneReturned`).
     public static let microphoneLost: Int32 = 1302
     public static let microphoneReturned: Int32 = 1303
+    /// A recording of its own quality (`recordingQuality`) left pictures out: its encoder could not
+    /// keep up beside the live one. Sent when it ends; `extraInfo["frames"]` is how many.
+    public static let recordingFramesDropped: Int32 = 1580
 }
 
 /// Return codes of `startLocalRecording`, as the reference SDK numbers them.

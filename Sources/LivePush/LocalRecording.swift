@@ -2,10 +2,13 @@ import Foundation
 import Media
 
 /// A recording of the encoded stream into a file: starts at a keyframe, reports progress, and
-/// closes the file cleanly (fragmented MP4 stays playable even if the process is killed).
-final class LocalRecording: EncodedMediaSink, @unchecked Sendable {
+/// closes the file cleanly (fragmented MP4 stays playable even if the process is killed). With a
+/// quality of its own (`RecordingQuality`), its video is a second encode of the same pictures
+/// (`RecordingEncoder`) and the live packets are left aside; audio is the live AAC either way.
+final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     let path: String
     private let writer: RecordingWriter
+    private let ownEncoder: RecordingEncoder?
     private let progressIntervalMs: Int
     private let lock = NSLock()
     private var startedPtsMs: Int64?
@@ -18,8 +21,8 @@ final class LocalRecording: EncodedMediaSink, @unchecked Sendable {
     var onFailure: (@Sendable (MediaError) -> Void)?
 
     /// Checks `path` as the reference SDK does; returns the file, or the reference's error code.
-    static func open(path: String, encoder: H264Encoder, audioEncoder: AACEncoder?, progressIntervalMs: Int)
-        -> Result<LocalRecording, Int32Error>
+    static func open(path: String, encoder: H264Encoder, audioEncoder: AACEncoder?, progressIntervalMs: Int,
+                     quality: RecordingQuality? = nil) -> Result<LocalRecording, Int32Error>
     {
         guard RecordingContainer(path: path) != nil else { return .failure(Int32Error(LocalRecordingCode.unsupportedExtension)) }
         if FileManager.default.fileExists(atPath: path) { return .failure(Int32Error(LocalRecordingCode.fileExists)) }
@@ -27,10 +30,24 @@ final class LocalRecording: EncodedMediaSink, @unchecked Sendable {
         if !FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) {
             return .failure(Int32Error(LocalRecordingCode.noPermission))
         }
+        let ownEncoder: RecordingEncoder?
         do {
-            let writer = try RecordingWriter(path: path, encoder: encoder, audioEncoder: audioEncoder)
-            return .success(LocalRecording(path: path, writer: writer, progressIntervalMs: progressIntervalMs,
-                                           audioRateHz: audioEncoder?.settings.sampleRateHz ?? 48000))
+            ownEncoder = try quality.map { quality throws(MediaError) in
+                try RecordingEncoder(settings: RecordingEncoder.settings(live: encoder.settings, quality: quality))
+            }
+        } catch {
+            return .failure(Int32Error(LocalRecordingCode.internalError))
+        }
+        do {
+            let writer = try RecordingWriter(path: path, encoder: ownEncoder?.encoder ?? encoder,
+                                             audioEncoder: audioEncoder)
+            let recording = LocalRecording(path: path, writer: writer, ownEncoder: ownEncoder,
+                                           progressIntervalMs: progressIntervalMs,
+                                           audioRateHz: audioEncoder?.settings.sampleRateHz ?? 48000)
+            let fps = Int64(encoder.settings.fps)
+            ownEncoder?.deliver = { [unowned recording] packet in recording.record(packet, ptsMs: packet.pts * 1000 / fps) }
+            ownEncoder?.onError = { [unowned recording] error in recording.fail(error) }
+            return .success(recording)
         } catch {
             // The file could not be created there (no permission, a read-only or special file
             // system, a missing directory): the reference's "no permission" code.
@@ -41,14 +58,37 @@ final class LocalRecording: EncodedMediaSink, @unchecked Sendable {
         }
     }
 
-    private init(path: String, writer: RecordingWriter, progressIntervalMs: Int, audioRateHz: Int) {
+    private init(path: String, writer: RecordingWriter, ownEncoder: RecordingEncoder?, progressIntervalMs: Int,
+                 audioRateHz: Int) {
         self.path = path
+        self.ownEncoder = ownEncoder
         self.audioRateHz = audioRateHz
         self.writer = writer
         self.progressIntervalMs = max(0, progressIntervalMs)
     }
 
+    /// A live packet: recorded unless the recording has an encode of its own.
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64) {
+        if ownEncoder == nil { record(packet, ptsMs: ptsMs) }
+    }
+
+    /// The picture the live stream sends now: to the recording's own encoder, if it has one.
+    func receivePicture(_ picture: VideoFrame, pts: Int64) {
+        ownEncoder?.submit(picture, pts: pts)
+    }
+
+    /// Pictures the recording's own encoder had to leave out (it was behind); 0 without one.
+    var framesDropped: Int { ownEncoder?.framesDropped ?? 0 }
+
+    private func fail(_ error: MediaError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard failed == nil else { return }
+        failed = error
+        onFailure?(error)
+    }
+
+    private func record(_ packet: EncodedVideoPacket, ptsMs: Int64) {
         lock.lock()
         defer { lock.unlock() }
         guard failed == nil else { return }
@@ -103,8 +143,9 @@ final class LocalRecording: EncodedMediaSink, @unchecked Sendable {
         case failed(MediaError)
     }
 
-    /// Closes the file.
+    /// Closes the file (after the recording's own encoder, if any, has written what it holds).
     func finish() -> Ending {
+        ownEncoder?.finish()
         lock.lock()
         defer { lock.unlock() }
         if let failed { return .failed(failed) }

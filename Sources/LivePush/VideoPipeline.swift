@@ -12,6 +12,8 @@ struct VideoPipelineSettings: Sendable {
     var bitrateKbps: Int
     var encoder: H264EncoderName
     var scaleMode: ScaleMode
+    /// x264's preset, profile, tune and threads.
+    var tuning = H264EncoderTuning()
     /// CLOCK_MONOTONIC time of the shared timeline's zero: frame n is due at epoch + n / fps.
     var epochNs: UInt64
 }
@@ -65,6 +67,8 @@ final class VideoPipeline: @unchecked Sendable {
 
     struct State {
         var sinks: [ObjectIdentifier: EncodedMediaSink] = [:]
+        /// The one sink that also takes the pictures (a recording of its own quality).
+        var pictureSink: PictureSink?
         var keyframeRequested = false
         /// A bitrate to switch the encoder to before the next frame.
         var pendingBitrateKbps: Int?
@@ -89,6 +93,7 @@ final class VideoPipeline: @unchecked Sendable {
                                                   bitrateKbps: settings.bitrateKbps)
         encoderSettings.gopSeconds = settings.gopSeconds
         encoderSettings.encoder = settings.encoder
+        encoderSettings.tuning = settings.tuning
         encoder = try H264Encoder(settings: encoderSettings)
         sharedEncoder = encoder
         converter = FrameConverter(scaleMode: settings.scaleMode)
@@ -131,6 +136,7 @@ final class VideoPipeline: @unchecked Sendable {
     func add(_ sink: EncodedMediaSink) {
         let resized = state.withLock {
             $0.sinks[ObjectIdentifier(sink)] = sink
+            if let pictures = sink as? PictureSink { $0.pictureSink = pictures }
             $0.keyframeRequested = true  // a new output starts on a keyframe
             return $0.outputSize != (settings.width, settings.height)
         }
@@ -166,7 +172,10 @@ final class VideoPipeline: @unchecked Sendable {
     var shownPlaceholder: PlaceholderReason? { compositor.shownPlaceholder }
 
     func remove(_ sink: EncodedMediaSink) {
-        _ = state.withLock { $0.sinks.removeValue(forKey: ObjectIdentifier(sink)) }
+        state.withLock {
+            $0.sinks.removeValue(forKey: ObjectIdentifier(sink))
+            if $0.pictureSink === sink as AnyObject { $0.pictureSink = nil }
+        }
     }
 
     /// Counters since the start: encoded, repeated and skipped frames, encoded bytes.
@@ -225,6 +234,7 @@ final class VideoPipeline: @unchecked Sendable {
                 state.withLock { $0.bitrateKbps = newBitrateKbps }
             }
             encodeAndDeliver(composed.frame, pts: Int64(tick), forceKeyframe: forceKeyframe)
+            state.withLock { $0.pictureSink }?.receivePicture(composed.frame, pts: Int64(tick))
             // Next frame; when behind by more than a frame, skip ticks rather than burst, so
             // timestamps stay on the clock.
             tick += 1

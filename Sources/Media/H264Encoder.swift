@@ -10,6 +10,10 @@ public struct H264EncoderSettings: Equatable, Sendable {
     /// Constant bitrate target; the VBV buffer holds one second of it (live push sizing).
     public var bitrateKbps: Int
     public var encoder: H264EncoderName = .libx264
+    /// Preset, profile, tune and threads (H264EncoderOptions.swift).
+    public var tuning = H264EncoderTuning()
+    /// Constant quality 0...51 instead of CBR (`bitrateKbps` is then unused); nil for live push.
+    public var crf: Int?
 
     public init(width: Int, height: Int, fps: Int, bitrateKbps: Int) {
         self.width = width
@@ -28,7 +32,7 @@ public struct EncodedVideoPacket: Equatable, Sendable {
     public let isKeyframe: Bool
 }
 
-/// H.264 through libavcodec: libx264 with preset veryfast and tune zerolatency, CBR with a
+/// H.264 through libavcodec: libx264 with preset veryfast and tune zerolatency by default, CBR with a
 /// one-second VBV, a keyframe every GOP, no B-frames, the BT.601 limited-range matrix tagged
 /// in the VUI (what libyuv's ARGBToI420 produces), and SPS/PPS as global extradata for
 /// containers (and repeated before keyframes for live streams).
@@ -38,6 +42,8 @@ public final class H264Encoder {
     public private(set) var bitrateKbps: Int
     let context: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
+    /// x264's options SEI, put back into every keyframe (X264VersionSEI.swift).
+    private var versionSEI = X264VersionSEI()
 
     public init(settings: H264EncoderSettings) throws(MediaError) {
         MediaLogging.quietLibraries()
@@ -70,17 +76,7 @@ public final class H264Encoder {
         context.pointee.color_primaries = AVCOL_PRI_SMPTE170M
         context.pointee.color_trc = AVCOL_TRC_SMPTE170M
         context.pointee.color_range = AVCOL_RANGE_MPEG
-        if settings.encoder == .libx264 {
-            _ = av_opt_set(context.pointee.priv_data, "preset", "veryfast", 0)
-            _ = av_opt_set(context.pointee.priv_data, "tune", "zerolatency", 0)
-            // Repeat SPS/PPS before every keyframe: a player joining a live stream can start there.
-            // Hard CBR by filler data, not by `nal-hrd=cbr`: with NAL HRD on, x264 refuses to change
-            // the VBV ("VBV parameters cannot be changed when NAL HRD is in use", hidden by our quiet
-            // logging), so `setBitrate` did nothing and auto bitrate never left the initial rate.
-            _ = av_opt_set(context.pointee.priv_data, "x264-params", "filler=1:force-cfr=1:repeat-headers=1", 0)
-            // Frame side data AV_FRAME_DATA_SEI_UNREGISTERED becomes SEI messages (`UserDataSEI`).
-            _ = av_opt_set_int(context.pointee.priv_data, "udu_sei", 1, 0)
-        }
+        Self.applyTuning(settings, to: context)
         // Every stored property is set: if opening fails, deinit frees the context and packet.
         try ffmpegCall("avcodec_open2(\(settings.encoder.rawValue))") { avcodec_open2(context, codec, nil) }
     }
@@ -121,9 +117,10 @@ public final class H264Encoder {
         }
         var packets: [EncodedVideoPacket] = []
         try receiveEncodedPackets(context, packet, name: settings.encoder.rawValue) { packet in
-            packets.append(EncodedVideoPacket(
-                data: Array(UnsafeBufferPointer(start: packet.data, count: Int(packet.size))),
-                pts: packet.pts, dts: packet.dts, isKeyframe: packet.flags & AV_PKT_FLAG_KEY != 0))
+            let isKeyframe = packet.flags & AV_PKT_FLAG_KEY != 0
+            let data = Array(UnsafeBufferPointer(start: packet.data, count: Int(packet.size)))
+            packets.append(EncodedVideoPacket(data: versionSEI.pass(data, isKeyframe: isKeyframe),
+                                              pts: packet.pts, dts: packet.dts, isKeyframe: isKeyframe))
         }
         return packets
     }

@@ -18,7 +18,7 @@ enum PushBenchmark {
         .value("rtmp", valueName: "URL", help: "rtmp://127.0.0.1:PORT (default $LIVEPUSH_TEST_RTMP_URL)."),
         .flag("self-test", help: "Check the time code round trip on the display (painter, x11grab, decoder) and exit."),
         .value("pattern", valueName: "WORDS", help: "Self-test: the painter's pattern (default: a time code)."),
-    ]
+    ] + PushScaleBenchmark.options
 
     static let size = "1920x1080", fps = 30
     static let ffmpeg = "/usr/bin/ffmpeg"
@@ -32,6 +32,8 @@ enum PushBenchmark {
         var fps: Double
         var latencyP50Ms: Double
         var latencyP95Ms: Double
+        /// Distinct pictures (time codes) a second at the receiver: below fps when frames repeat.
+        var freshFps: Double = 0
     }
 
     struct Publisher {
@@ -81,6 +83,7 @@ enum PushBenchmark {
         let seconds = Double(parsed.value("seconds") ?? "20") ?? 20
         let warmup = Double(parsed.value("warmup") ?? "3") ?? 3
         let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let extra = PushScaleBenchmark.cases(parsed)
         let known = ["e2e", "ffmpeg", "gstreamer"] + transportPublishers
         let names = (parsed.value("publishers") ?? known.joined(separator: ",")).split(separator: ",").map(String.init)
         if let unknown = names.first(where: { !known.contains($0) }) {
@@ -127,6 +130,9 @@ enum PushBenchmark {
                              median(ours.map(\.cpuPct)) / median(ffmpeg.map(\.cpuPct)),
                              median(ours.map(\.latencyP50Ms)) / median(gstreamer.map(\.latencyP50Ms))))
             }
+            try PushScaleBenchmark.run(extra, .init(
+                painter: painter, display: display, rtmp: rtmp, runs: runs, seconds: seconds, warmup: warmup,
+                logs: logs, squareE2ECpuPct: results["e2e"].map { median($0.map(\.cpuPct)) }), publishers: names)
             try? FileManager.default.removeItem(atPath: logs)
         } catch {
             Terminal.printError("livepush-bench push: \(error)\n(logs kept in \(logs))")
@@ -250,9 +256,14 @@ enum PushBenchmark {
         let latencies = samples.compactMap(\.latencyMs).sorted()
         guard !latencies.isEmpty else { throw Failure(description: "\(label): no time code decoded while measuring") }
         let cpuPct = 100 * Double(ticksAfter - ticksBefore) / Double(sysconf(Int32(_SC_CLK_TCK))) / elapsed
+        // A picture's time code, to the millisecond: receipt minus latency.
+        let codes = Set(samples.compactMap { sample in
+            sample.latencyMs.map { Int64((Double(sample.receiptNs) / 1e6 - $0).rounded()) }
+        })
         let result = Measurement(cpuPct: cpuPct, rssMiB: Double(peakRssKiB) / 1024,
                                  fps: Double(samples.count) / elapsed,
-                                 latencyP50Ms: percentile(latencies, 0.5), latencyP95Ms: percentile(latencies, 0.95))
+                                 latencyP50Ms: percentile(latencies, 0.5), latencyP95Ms: percentile(latencies, 0.95),
+                                 freshFps: Double(codes.count) / elapsed)
         log("\(label): frames=\(samples.count) with_code=\(latencies.count) cpu_pct=\(format(result.cpuPct)) "
             + "rss_mib=\(format(result.rssMiB)) fps=\(format(result.fps)) "
             + "latency_ms_p50=\(format(result.latencyP50Ms)) "

@@ -9,8 +9,9 @@ let usage = """
            livepush-bench soak --hostile PATH [--painter PATH] [--kills N] [--hangs N] [--garbage N] [--nginx-restarts N]
            livepush-bench audio [--seconds N] [--runs N] [--mic NAME]
            livepush-bench pipewire --producer PATH [--seconds N] [--runs N]
-           livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
+           livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST] [--extra LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
+           livepush-bench record-size --painter PATH [--size WxH] [--fps N] [--bitrate KBPS] [--seconds N] [--runs N]
            livepush-bench control [--count N] [--runs N]
            livepush-bench picture [--count N] [--runs N]
            livepush-bench resolution [--count N] [--runs N]
@@ -63,7 +64,20 @@ let usage = """
       ffmpeg push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
       gstreamer push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
       push ratios cpu_vs_ffmpeg=<x.xx> latency_p50_vs_gstreamer=<x.xx>
+    then (--extra, PushScaleBenchmark.swift) the scrolling screen, x264 alone on the same pictures, a
+    CRF recording beside the push, and 1080p60 and 1440p30 against ffmpeg:
+      <e2e|ffmpeg|gstreamer> push 1080p30 content=scroll cpu_pct=<n> ... fresh_fps=<n> latency_ms_p95=<n>
+      push ratios 1080p30 content=scroll cpu_vs_ffmpeg=<x.xx> cpu_vs_gstreamer=<x.xx> latency_p50_vs_gstreamer=<x.xx>
+      floor x264 1080p30 content=<square|scroll> cpu_pct=<n> unpaced_cpu_pct=<n>
+      push over floor 1080p30 content=<square|scroll> e2e_minus_floor_pct=<n>
+      e2e push+record 1080p30 record=crf20 cpu_pct=<n> ...   push+record 1080p30 record=crf20 extra_cpu_pct=<n>
+      <e2e|ffmpeg> push <1080p60|1440p30> cpu_pct=<n> rss_mib=<n> fps=<n> fresh_fps=<n> latency_ms_p50=<n> ...
+      push ratios <1080p60|1440p30> cpu_vs_ffmpeg=<x.xx> latency_p50_vs_ffmpeg=<x.xx>
     --self-test checks the time code round trip (painter, x11grab, decoder) on the display.
+
+    record-size: `livepush screen` and ffmpeg recording a moving 3840x2160 screen (private Xvfb) at 30 fps:
+      <e2e|ffmpeg> record 2160p30 cpu_pct=<n> rss_mib=<n> fps=<n> speed=<n>
+      record ratios 2160p30 cpu=<x.xx>
 
     control: a LivePusher at 1080p30 with its control socket; `status` requests from a client, the
     dashboard's preview JPEG of a 1080p test picture, and one statistics event line:
@@ -85,6 +99,8 @@ case "link":
     LinkBenchmark.main(Array(arguments.dropFirst()))
 case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
+case "record-size":  // RecordScaleBenchmark.swift (issue 22: 4K)
+    RecordScaleBenchmark.main(Array(arguments.dropFirst()))
 case "push":  // push benchmark (issue 6)
     PushBenchmark.main(Array(arguments.dropFirst()))
 case "capture":

@@ -28,6 +28,18 @@ enum ConfigOptions {
                help: "Video bitrate at the start (default: from the table)."),
         .value(Field.encoder.optionName, valueName: "libx264|libopenh264|h264_vaapi|h264_nvenc",
                help: "H.264 encoder: libx264 (default), libopenh264, h264_vaapi or h264_nvenc."),
+        .value(Field.preset.optionName, valueName: X264Preset.allCases.map(\.rawValue).joined(separator: "|"),
+               help: "x264 preset: faster ones cost less CPU, slower ones look better (default veryfast; "
+                   + "livepush doctor says which this machine can keep up)."),
+        .value(Field.profile.optionName, valueName: "baseline|main|high",
+               help: "H.264 profile (default: the encoder's choice, high for libx264); baseline for old decoders."),
+        .value(Field.tune.optionName, valueName: X264Tune.allCases.map(\.rawValue).joined(separator: "|"),
+               help: "x264 tune (default zerolatency: no frame waits in the encoder; the others add latency)."),
+        .value(Field.encoderThreads.optionName, valueName: "N",
+               help: "Encoder threads, 0 to 64 (default 0: the encoder chooses)."),
+        .value(Field.recordingQuality.optionName, valueName: "crf=N[,preset=P]",
+               help: "Encode the recording on its own at constant quality CRF N, 0 to 51 (18-23 is usual), with "
+                   + "preset P (default: --preset); without it the recording is the live stream (no extra CPU)."),
         .value(Field.audioSampleRateHz.optionName, valueName: "44100|48000",
                help: "Audio sample rate: 44100 or 48000 (default)."),
         .value(Field.audioChannels.optionName, valueName: "1|2", help: "Audio channels: 1 or 2 (default)."),
@@ -76,6 +88,13 @@ enum ConfigOptions {
         if let kbps = try number(.initialVideoBitrateKbps, parsed) { config.initialVideoBitrateKbps = kbps }
         if let text = parsed.value(Field.encoder.optionName) {
             config.encoder = try LivePushConfig.encoder(named: text)
+        }
+        if let text = parsed.value(Field.preset.optionName) { config.preset = try LivePushConfig.preset(named: text) }
+        if let text = parsed.value(Field.profile.optionName) { config.profile = try LivePushConfig.profile(named: text) }
+        if let text = parsed.value(Field.tune.optionName) { config.tune = try LivePushConfig.tune(named: text) }
+        if let threads = try number(.encoderThreads, parsed) { config.encoderThreads = threads }
+        if let text = parsed.value(Field.recordingQuality.optionName) {
+            config.recordingQuality = try RecordingQuality(parsing: text)
         }
         if let hz = try number(.audioSampleRateHz, parsed) { config.audioSampleRateHz = hz }
         if let channels = try number(.audioChannels, parsed) { config.audioChannels = channels }

@@ -7,17 +7,20 @@ import ScreenCapture
 enum Doctor {
     static let options: [OptionSpec] = [
         .value("display", valueName: ":N", help: "X display to check (default: $DISPLAY)."),
+    ] + PresetTrial.options + [
         .flag("help", short: "h", help: "Show this help."),
     ]
 
     static let spec = CommandSpec(
         name: "doctor",
         summary: "Check this machine: X display and MIT-SHM, PipeWire, H.264 and AAC encoders.",
-        synopsis: ["livepush doctor [--display :N]"],
+        synopsis: ["livepush doctor [--display :N] [--config FILE] [--resolution R] [--fps N] [--preset P]"],
         description: """
             Checks the X display (and its MIT-SHM extension, needed for zero-copy capture),
-            the PipeWire daemon (for the microphone), and the encoders in libavcodec.
-            Exits with 1 when a check fails.
+            the PipeWire daemon (for the microphone), and the encoders in libavcodec; then encodes
+            two seconds of hard content (the whole picture moving) at the configured size and rate
+            with the configured x264 preset, and with the next ones, to say which preset this
+            machine can keep up. Exits with 1 when a check fails.
             """,
         sections: [OptionSection("Options", options)],
         examples: [Example("livepush doctor", "Says what a broadcast needs that this machine lacks, and how to fix it.")])
@@ -30,6 +33,7 @@ enum Doctor {
         failures += checkX11(displayName: parsed.value("display"))
         failures += checkPipeWire()
         failures += checkEncoders()
+        failures += PresetTrial.check(parsed)
         if failures == 0 {
             print("All checks passed.")
             Terminal.exit(.success)

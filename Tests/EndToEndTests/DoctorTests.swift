@@ -30,4 +30,28 @@ import TestSupport
         #expect(result.exitCode == 2)
         #expect(result.standardError.hasPrefix("livepush doctor: unknown option '--dispaly'; did you mean '--display'?"))
     }
+
+    /// The trial encode at the size, rate and preset asked for: each preset tried is reported with
+    /// the time its two seconds took, then a verdict naming a preset.
+    @Test func presetTrialEncodesAtTheConfiguredSizeAndNamesAPreset() throws {
+        let result = try ProcessRunner.run(livepush, ["doctor", "--display", ":4998", "--resolution", "640x360",
+                                                      "--fps", "25", "--preset", "faster"], timeoutSeconds: 120)
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        let trials = lines.filter { $0.hasPrefix("     x264 preset ") }
+        #expect(trials.first?.hasPrefix("     x264 preset faster at 640x360 25 fps: 2 s of moving picture in ") == true,
+                "\(result.standardOutput)")
+        let verdict = try #require(lines.first { $0.contains("x264 preset") && !$0.hasPrefix("     ") },
+                                   "\(result.standardOutput)")
+        let named = verdict.hasPrefix("ok   x264 preset faster keeps up at 640x360 25 fps; the slowest that does here: ")
+            || verdict.hasPrefix("WARN x264 preset faster cannot keep up at 640x360 25 fps")
+            || verdict.hasPrefix("WARN x264 preset trial: not even ultrafast keeps up at 640x360 25 fps")
+        #expect(named, "\(verdict)")
+    }
+
+    @Test func presetTrialRefusesAnUnknownPreset() throws {
+        let result = try ProcessRunner.run(livepush, ["doctor", "--preset", "placebo"])
+        #expect(result.exitCode == 1)
+        #expect(result.standardOutput.contains("FAIL x264 preset trial: --preset 'placebo' is not ultrafast, superfast, "
+            + "veryfast, faster, fast or medium"), "\(result.standardOutput)")
+    }
 }

@@ -283,8 +283,9 @@ import Testing
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(LivePushConfig()), as: UTF8.self)
         #expect(json == #"{"audioBitrateKbps":128,"audioChannels":2,"audioSampleRateHz":48000,"autoBitrate":true,"#
-            + #""connectRetryCount":5,"connectRetryIntervalMs":2000,"encoder":"libx264","fps":30,"gopSeconds":2,"#
-            + #""networkPoorAfterMs":5000,"qualityMode":"resolution-first","resolution":"1080p","scaleMode":"fit"}"#)
+            + #""connectRetryCount":5,"connectRetryIntervalMs":2000,"encoder":"libx264","encoderThreads":0,"fps":30,"#
+            + #""gopSeconds":2,"networkPoorAfterMs":5000,"preset":"veryfast","qualityMode":"resolution-first","#
+            + #""resolution":"1080p","scaleMode":"fit","tune":"zerolatency"}"#)
     }
 
     @Test func jsonRoundTripKeepsEveryField() throws {
@@ -308,7 +309,8 @@ import Testing
             == "unknown key 'framerate'; the keys are: resolution, fps, gopSeconds, qualityMode, "
             + "targetVideoBitrateKbps, minVideoBitrateKbps, initialVideoBitrateKbps, encoder, audioSampleRateHz, "
             + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, autoBitrate, "
-            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile, watermarks, pushMirror, enableAutoResolution")
+            + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile, watermarks, pushMirror, enableAutoResolution, "
+            + "preset, profile, tune, encoderThreads, recordingQuality")
     }
 
     @Test func jsonWatermarksAndMirrorRoundTripAndABadPositionIsRefusedNamingIt() throws {
@@ -329,6 +331,32 @@ import Testing
         let json = String(decoding: try JSONEncoder().encode(on), as: UTF8.self)
         #expect(json.contains(#""enableAutoResolution":true"#))
         #expect(try LivePushConfig.decodeJSON(Data(json.utf8)) == on)
+    }
+
+    @Test func jsonRoundTripKeepsTheEncoderChoices() throws {
+        var config = LivePushConfig()
+        config.preset = .faster
+        config.profile = .main
+        config.tune = .animation
+        config.encoderThreads = 4
+        config.recordingQuality = RecordingQuality(crf: 18, preset: .medium)
+        #expect(try LivePushConfig.decodeJSON(try JSONEncoder().encode(config)) == config)
+        #expect(config.encoderTuning == H264EncoderTuning(preset: .faster, profile: .main, tune: .animation, threads: 4))
+    }
+
+    @Test func recordingQualityReadsCrfAndAnOptionalPreset() throws {
+        #expect(try RecordingQuality(parsing: "crf=20") == RecordingQuality(crf: 20))
+        #expect(try RecordingQuality(parsing: "preset=Fast, crf=0") == RecordingQuality(crf: 0, preset: .fast))
+        #expect(RecordingQuality(crf: 18, preset: .medium).description == "crf=18,preset=medium")
+        #expect(message { try RecordingQuality(parsing: "preset=fast") }
+            == "--record-quality 'preset=fast': crf=N is missing; write crf=N[,preset=P], e.g. crf=20 or "
+            + "crf=18,preset=fast")
+        #expect(message { try RecordingQuality(parsing: "crf=abc") }
+            == "--record-quality 'crf=abc': crf 'abc' is not a whole number; write crf=N[,preset=P], e.g. crf=20 or "
+            + "crf=18,preset=fast")
+        #expect(message { try LivePushConfig.decodeJSON(Data(#"{"recordingQuality": "crf=99"}"#.utf8)) }
+            == "key 'recordingQuality': 'crf=99': crf 99 is outside 0...51; write crf=N[,preset=P], e.g. crf=20 or "
+            + "crf=18,preset=fast")
     }
 
     @Test func jsonValueOfTheWrongTypeNamesTheKey() {

@@ -16,6 +16,9 @@
  *                                    0000ff 000000; the last one also takes the remainder
  *   timecode RRGGBB RRGGBB SIZE SPEED   (push benchmark) the square pattern stepped at 60 Hz, SPEED px
  *                                    a step, plus a time code redrawn at 240 Hz: see "Time code" below
+ *   scroll                           (push benchmark, hard content) the whole window scrolls 2 px a step
+ *                                    at 60 Hz: a gradient with light noise and moving blocks, plus the
+ *                                    time code (x11-paint-scroll.h)
  *
  * Display: --display, else $DISPLAY; its root visual must be 24-bit TrueColor RGB888 (pixel =
  * 0xRRGGBB), as on Xvfb -screen 0 1920x1080x24.  X, Y may be negative ("+-10+20").  The name
@@ -73,7 +76,7 @@
 #define TC_BLOCKS (2 + TC_BITS + 8 + 2)
 #define MAX_DIM 32767                  /* X sizes and coordinates are 16-bit */
 
-enum kind { SOLID, CHECKER, SQUARE, BARS, TIMECODE };
+enum kind { SOLID, CHECKER, SQUARE, BARS, TIMECODE, SCROLL };
 
 struct pattern {
     enum kind kind;
@@ -86,6 +89,8 @@ struct app {
     xcb_screen_t *screen;
     xcb_window_t win;
     xcb_pixmap_t pix;           /* the window's contents, w x h */
+    xcb_pixmap_t tex;           /* scroll: the texture, twice, tex_w x 2 tex_h */
+    int tex_w, tex_h;
     xcb_gcontext_t gc;
     int w, h;
     struct pattern pat;
@@ -175,17 +180,18 @@ static bool parse_geometry(const char *s, int *w, int *h, int *x, int *y)
 /* PATTERN from the words a[0..n-1]; on failure, a message naming the bad word in err. */
 static bool parse_pattern(int n, char **a, struct pattern *p, char *err, size_t errlen)
 {
-    static const char *names[] = { "solid", "checker", "square", "bars", "timecode" };
+    static const char *names[] = { "solid", "checker", "square", "bars", "timecode", "scroll" };
     static const char *forms[] = { "solid RRGGBB", "checker N RRGGBB RRGGBB",
-                                   "square RRGGBB RRGGBB SIZE SPEED", "bars", "timecode RRGGBB RRGGBB SIZE SPEED" };
-    static const int words[] = { 2, 4, 5, 1, 5 };
+                                   "square RRGGBB RRGGBB SIZE SPEED", "bars", "timecode RRGGBB RRGGBB SIZE SPEED",
+                                   "scroll" };
+    static const int words[] = { 2, 4, 5, 1, 5, 1 };
     struct pattern q = { 0 };
     int k = 0, j = 0;   /* k: which pattern; j: the argument being parsed */
 
-    while (n > 0 && k < 5 && strcmp(a[0], names[k]) != 0)
+    while (n > 0 && k < 6 && strcmp(a[0], names[k]) != 0)
         k++;
-    if (n < 1 || k == 5) {
-        snprintf(err, errlen, "%s%s%s (want solid, checker, square, bars or timecode)", n ? "unknown pattern '" : "missing PATTERN",
+    if (n < 1 || k == 6) {
+        snprintf(err, errlen, "%s%s%s (want solid, checker, square, bars, timecode or scroll)", n ? "unknown pattern '" : "missing PATTERN",
                  n ? a[0] : "", n ? "'" : "");
         return false;
     }
@@ -263,6 +269,9 @@ static xcb_rectangle_t render_code(struct app *a)
     return (xcb_rectangle_t){ TC_X, TC_Y, TC_BLOCKS * TC_BLOCK, TC_BLOCK };
 }
 
+static void present(struct app *a);
+#include "x11-paint-scroll.h"
+
 /* Draw the current pattern (and square frame) into the pixmap; nothing on screen yet. */
 static void render(struct app *a)
 {
@@ -307,6 +316,9 @@ static void render(struct app *a)
             render_code(a);
         break;
     }
+    case SCROLL:
+        scroll_render(a);
+        break;
     }
 }
 
@@ -363,7 +375,7 @@ static void say_frame(struct app *a)
 {
     if (a->pat.kind == SQUARE)
         say("frame %ld x=%d", a->frame, a->sq_x);
-    else if (a->pat.kind == TIMECODE)
+    else if (a->pat.kind == TIMECODE || a->pat.kind == SCROLL)
         say("timecode x=%d y=%d block=%d blocks=%d", TC_X, TC_Y, TC_BLOCK, TC_BLOCKS);
 }
 
@@ -381,7 +393,7 @@ static void restart_pattern(struct app *a)
 {
     a->frame = 0;
     a->sq_x = 0;
-    a->next_frame = now_ns() + (a->pat.kind == TIMECODE ? TC_SCENE_NS : FRAME_NS);
+    a->next_frame = now_ns() + (a->pat.kind == TIMECODE || a->pat.kind == SCROLL ? TC_SCENE_NS : FRAME_NS);
     a->next_code = now_ns() + TC_CODE_NS;
     render(a);
     present(a);
@@ -619,7 +631,7 @@ int main(int argc, char **argv)
         if (a.pat.kind == SQUARE) {
             int64_t left = a.next_frame - now_ns();
             timeout = left <= 0 ? 0 : left >= 33000000 ? 33 : (int)((left + 999999) / 1000000);
-        } else if (a.pat.kind == TIMECODE) {
+        } else if (a.pat.kind == TIMECODE || a.pat.kind == SCROLL) {
             int64_t next = a.next_code < a.next_frame ? a.next_code : a.next_frame, left = next - now_ns();
             timeout = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
         }
@@ -640,13 +652,16 @@ int main(int argc, char **argv)
             sync_server(&a);
             say_frame(&a);
         }
-        if (!a.quit && a.pat.kind == TIMECODE) {
+        if (!a.quit && (a.pat.kind == TIMECODE || a.pat.kind == SCROLL)) {
             int64_t now = now_ns();
             if (now >= a.next_frame) {   /* the square's step first: the code drawn after it is newer */
                 a.frame++;
                 a.sq_x = (int)((a.sq_x + (long)a.pat.speed) % a.w);
                 a.next_frame = a.next_frame + TC_SCENE_NS < now ? now + TC_SCENE_NS : a.next_frame + TC_SCENE_NS;
-                step_timecode_square(&a);
+                if (a.pat.kind == SCROLL)
+                    step_scroll(&a);
+                else
+                    step_timecode_square(&a);
             }
             if (now >= a.next_code) {
                 a.next_code = a.next_code + TC_CODE_NS < now ? now + TC_CODE_NS : a.next_code + TC_CODE_NS;
@@ -658,6 +673,8 @@ int main(int argc, char **argv)
 
     /* Tidy end: the window is off the screen before we exit. */
     xcb_free_pixmap(a.c, a.pix);
+    if (a.tex)
+        xcb_free_pixmap(a.c, a.tex);
     xcb_free_gc(a.c, a.gc);
     xcb_destroy_window(a.c, a.win);
     sync_server(&a);
