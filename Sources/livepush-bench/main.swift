@@ -12,6 +12,7 @@ let usage = """
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench control [--count N] [--runs N]
+           livepush-bench alloc --painter PATH --shim PATH [--seconds N] [--warmup N] [--runs N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -57,9 +58,9 @@ let usage = """
     1080p30 screen (with a time code drawn by x11-paint) to the test nginx-rtmp; a receiver pulls the
     stream back and reads the code (run inside tools/testenv run --screen 1920x1080 -- ...):
       latency floor x11grab->decoder latency_ms_p50=<n>
-      e2e push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
-      ffmpeg push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
-      gstreamer push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
+      e2e push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n>
+      ffmpeg push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n>
+      gstreamer push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n>
       push ratios cpu_vs_ffmpeg=<x.xx> latency_p50_vs_gstreamer=<x.xx>
     --self-test checks the time code round trip (painter, x11grab, decoder) on the display.
 
@@ -68,6 +69,11 @@ let usage = """
       control status round_trip_us_p50=<n> round_trip_us_p99=<n>
       control preview 1920x1080 jpeg_ms_p50=<n> jpeg_bytes=<n>
       control events statistics_line_us=<n>
+
+    alloc: heap allocations in steady state of `livepush push` at 1080p30 with the mic, counted by the
+    alloc-count shim (tools/testclients/alloc-count.c, preloaded) over --seconds (run inside tools/testenv):
+      alloc push 1080p30 allocs_per_s=<n> bytes_per_s=<n> frees_per_s=<n> fps=<n>
+      alloc capture 1080p30 allocs_per_s=<n> bytes_per_s=<n>
     """
 
 switch arguments.first {
@@ -89,6 +95,8 @@ case "soak":
     SoakBenchmark.main(Array(arguments.dropFirst()))
 case "control":  // ControlBenchmark.swift (issue 14)
     ControlBenchmark.main(Array(arguments.dropFirst()))
+case "alloc":  // AllocBenchmark.swift (issue 22)
+    AllocBenchmark.main(Array(arguments.dropFirst()))
 case "link-helper":
     LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
 case "-h", "--help":
