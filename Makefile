@@ -54,6 +54,10 @@ bench: build
 # push benchmark (issue 6): livepush push, ffmpeg and GStreamer publishing to the test nginx-rtmp,
 # with PulseAudio (pipewire-pulse) for the peers' audio: inside a private test environment.
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
+# allocation benchmark (issue 22): heap allocations per second of a steady 1080p30 push, counted by an LD_PRELOAD shim.
+	cc -std=gnu11 -O2 -shared -fPIC tools/testclients/alloc-count.c -o .build/alloc-count.so
+	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench alloc --runs 3 --painter .build/x11-paint \
+	    --shim $(CURDIR)/.build/alloc-count.so
 # control benchmark (issue 14): control-socket round trip, preview JPEG, event line.
 	$(RELEASE_BIN)/livepush-bench control --runs 3
 

@@ -4,7 +4,7 @@ import Testing
 /// Encoded packets' pooled buffers: a buffer comes back once nobody holds it, in the order they
 /// were freed; held buffers are never handed out again; past its limit the pool makes buffers outside
 /// it (counted) rather than lose a packet.
-@Suite(.timeLimit(.minutes(1))) struct PacketBufferPoolTests {
+@Suite(.timeLimit(.minutes(10))) struct PacketBufferPoolTests {
     private func take(_ pool: PacketBufferPool, _ bytes: [UInt8]) -> PacketBuffer {
         bytes.withUnsafeBytes { pool.take(copying: $0) }
     }
