@@ -16,16 +16,7 @@ extension SharedScreen {
             let (painter, _) = try X11Painter.start(["--geometry", "640x360+200+100",
                                                      "timecode", "1e2a3a", "ffcc00", "120", "6"])
             defer { painter.closeInput(); _ = painter.finish() }
-            let result = try ProcessRunner.run(BuiltProducts.path("livepush"), [
-                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
-                "--region", "200,100,640,360", "--resolution", "640x360", "--duration", "6", "--quiet",
-            ], timeoutSeconds: 60)
-            #expect(result.exitCode == 0, "\(result)")
-            Thread.sleep(forTimeInterval: 0.5)
-            let path = try TestEnvironment.recordedFile(key: key).path
-            // Every packet of both streams decoded, and not one complaint from the decoders.
-            let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
-            #expect(decode.exitCode == 0 && decode.standardError.isEmpty, "\(decode)")
+            let path = try pushAndDecode(url: try TestEnvironment.recordURL(key: key), key: key, options: [])
             let video = try MediaProbe.videoStream(path)
             let frames = Int(video["nb_read_frames"] ?? "") ?? 0
             #expect(video["codec_name"] == "h264" && (150...185).contains(frames),
@@ -52,20 +43,29 @@ extension SharedScreen {
             let rtmpPort = try TestEnvironment.value("LIVEPUSH_TEST_RTMP_PORT", of: .rtmp)
             let proxy = try ThrottlingProxy(targetPort: try #require(UInt16(rtmpPort)), rateKbps: 500)
             defer { proxy.close() }
+            let path = try pushAndDecode(url: "rtmp://127.0.0.1:\(proxy.port)/record/\(key)", key: key, options: [
+                "--quality", "custom", "--bitrate", "800", "--min-bitrate", "800", "--initial-bitrate", "800",
+                "--no-auto-bitrate",
+            ])
+            let frames = Int(try MediaProbe.videoStream(path)["nb_read_frames"] ?? "") ?? 0
+            // Half the stream's rate: keyframes and some P-frames get through, never all 180.
+            #expect((20...170).contains(frames), "nginx recorded \(frames) video frames")
+            try expectEveryVideoPacketDiffers(path)
+        }
+
+        /// `livepush push` of the painted region for 6 s to `url` (nginx's record application); then what
+        /// nginx recorded for `key` must decode, both streams, without one complaint. Returns its path.
+        private func pushAndDecode(url: String, key: String, options: [String]) throws -> String {
             let result = try ProcessRunner.run(BuiltProducts.path("livepush"), [
-                "push", "rtmp://127.0.0.1:\(proxy.port)/record/\(key)", "--display", try TestEnvironment.display(),
-                "--region", "200,100,640,360", "--resolution", "640x360", "--duration", "6", "--quality", "custom",
-                "--bitrate", "800", "--min-bitrate", "800", "--initial-bitrate", "800", "--no-auto-bitrate", "--quiet",
-            ], timeoutSeconds: 60)
+                "push", url, "--display", try TestEnvironment.display(), "--region", "200,100,640,360",
+                "--resolution", "640x360", "--duration", "6", "--quiet",
+            ] + options, timeoutSeconds: 60)
             #expect(result.exitCode == 0, "\(result)")
             Thread.sleep(forTimeInterval: 1)
             let path = try TestEnvironment.recordedFile(key: key).path
             let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
             #expect(decode.exitCode == 0 && decode.standardError.isEmpty, "\(decode)")
-            let frames = Int(try MediaProbe.videoStream(path)["nb_read_frames"] ?? "") ?? 0
-            // Half the stream's rate: keyframes and some P-frames get through, never all 180.
-            #expect((20...170).contains(frames), "nginx recorded \(frames) video frames")
-            try expectEveryVideoPacketDiffers(path)
+            return path
         }
 
         /// The MD5 of every video packet nginx recorded (`-c copy -f framemd5`): no two alike among those
