@@ -58,6 +58,10 @@ bench: build
 # 1080p30 lines, in the same run (issue 22, about 15 min more): the scrolling screen, x264's floor,
 # push + a CRF recording, 1080p60 and 1440p30 against ffmpeg (--extra none leaves them out).
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
+# allocation benchmark (issue 22): heap allocations per second of a steady 1080p30 push, counted by an LD_PRELOAD shim.
+	cc -std=gnu11 -O2 -shared -fPIC tools/testclients/alloc-count.c -o .build/alloc-count.so
+	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench alloc --runs 3 --painter .build/x11-paint \
+	    --shim $(CURDIR)/.build/alloc-count.so
 # control benchmark (issue 14): control-socket round trip, preview JPEG, event line.
 	$(RELEASE_BIN)/livepush-bench control --runs 3
 # picture benchmark (issue 16): a watermark's blend into 1080p, a PNG snapshot.

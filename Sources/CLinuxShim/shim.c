@@ -5,6 +5,7 @@
 #include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -71,6 +72,10 @@ int CLinuxShim_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
 
 int CLinuxShim_futex_wait(uint32_t *word, uint32_t expected, const struct timespec *timeout) {
     return (int)syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout, NULL, 0);
+}
+
+int CLinuxShim_disable_transparent_hugepages(void) {
+    return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 }
 
 int CLinuxShim_futex_wake(uint32_t *word, int count) {

@@ -160,6 +160,11 @@ public final class HelperEndpoint {
     /// closes what it is given (xcb_shm_attach_fd does).
     public var ringDescriptor: Int32 { mapping.descriptor.rawValue }
 
+    /// For a helper that never touches the pixels itself (the X server writes them into the ring
+    /// through its own mapping): unmaps the slots' pages from this process (the pixels stay), so its
+    /// resident and proportional memory no longer count the ring. Pages it touches later come back.
+    public func releaseSlotPages() { mapping.releaseSlotPages() }
+
     /// Bytes of messages that crossed the socket, both ways: pixels never do, so this stays near
     /// 100 bytes a frame (FRAME, RELEASE, heartbeats) whatever the frame size.
     public var socketBytes: Int { socket.bytesSent + socket.bytesReceived }

@@ -359,7 +359,8 @@ extension Message {
     private static func decodePayload(_ type: MessageType, _ payload: UnsafeRawBufferPointer) throws(ProtocolViolation)
         -> Message
     {
-        let name = "\(type)".uppercased()
+        // Only for error messages: built when one is thrown, not for every message (30 FRAMEs a second).
+        var name: String { "\(type)".uppercased() }
         func requireSize(_ expected: Int) throws(ProtocolViolation) {
             guard payload.count == expected else {
                 throw ProtocolViolation(.badLength, "\(name) payload is \(payload.count) bytes, must be \(expected)")

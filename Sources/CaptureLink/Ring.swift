@@ -108,6 +108,14 @@ final class UnsafeRingMapping: @unchecked Sendable {
         T(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 
+    /// Drops this process's page-table entries for the slots (madvise MADV_DONTNEED; the memfd keeps
+    /// the pixels): for a helper whose X server writes the frames through its own mapping, so the
+    /// pages count against the X server and the pusher, not here too. A page touched later faults in again.
+    func releaseSlotPages() {
+        let offset = Int(geometry.firstSlotOffset)
+        _ = madvise(base + offset, Int(geometry.ringBytes) - offset, MADV_DONTNEED)
+    }
+
     /// The bytes of one slot.
     func slot(_ index: UInt32) -> UnsafeMutableRawBufferPointer {
         UnsafeMutableRawBufferPointer(start: base + Int(geometry.slotOffset(index)), count: Int(geometry.slotBytes))

@@ -54,10 +54,37 @@ public enum AVC {
     public static func lengthPrefixed(annexB bytes: [UInt8]) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + 16)
-        for unit in nalUnits(annexB: bytes) where type(of: unit) != 9 {
-            BigEndian.append(UInt32(unit.count), to: &output)
-            output += unit
-        }
+        bytes.withUnsafeBytes { appendLengthPrefixed(annexB: $0, to: &output) }
         return output
+    }
+
+    /// `lengthPrefixed(annexB:)` appended to `output`, read in place: no allocation beyond the
+    /// output's own growth (the push path reuses one output buffer).
+    public static func appendLengthPrefixed(annexB bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+        forEachNALUnit(bytes) { start, end in
+            guard bytes[start] & 0x1F != 9 else { return }
+            BigEndian.append(UInt32(end - start), to: &output)
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+        }
+    }
+
+    /// The non-empty NAL units of an Annex-B stream as byte ranges, without their start codes (the
+    /// same units as `nalUnits(annexB:)`).
+    private static func forEachNALUnit(_ bytes: UnsafeRawBufferPointer, _ body: (Int, Int) -> Void) {
+        var index = 0, unitStart: Int?
+        while index + 2 < bytes.count {
+            if bytes[index] == 0, bytes[index + 1] == 0, bytes[index + 2] == 1 {
+                if let start = unitStart {
+                    var end = index
+                    while end > start, bytes[end - 1] == 0 { end -= 1 }
+                    if end > start { body(start, end) }
+                }
+                index += 3
+                unitStart = index
+            } else {
+                index += 1
+            }
+        }
+        if let start = unitStart, start < bytes.count { body(start, bytes.count) }
     }
 }

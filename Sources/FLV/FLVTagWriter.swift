@@ -46,6 +46,16 @@ public enum FLV {
         return body
     }
 
+    /// `avcVideoBody` from an Annex-B access unit read in place, appended to `body` (which the caller
+    /// empties and reuses: no allocation per frame once it has grown to the largest frame).
+    public static func appendAVCVideoBody(annexB unit: UnsafeRawBufferPointer, isKeyframe: Bool,
+                                          compositionTimeMs: Int32, to body: inout [UInt8]) {
+        body.append(isKeyframe ? 0x17 : 0x27)
+        body.append(0x01)
+        BigEndian.appendUInt24(UInt32(bitPattern: compositionTimeMs) & 0xFF_FFFF, to: &body)
+        AVC.appendLengthPrefixed(annexB: unit, to: &body)
+    }
+
     /// The body of the AVC end-of-sequence tag.
     public static let avcEndOfSequenceBody: [UInt8] = [0x17, 0x02, 0x00, 0x00, 0x00]
 
@@ -63,6 +73,13 @@ public enum FLV {
     /// The body of a raw AAC frame tag: AACPacketType 1 and the frame.
     public static func aacFrameBody(_ frame: [UInt8]) -> [UInt8] {
         [aacSoundFlags, 0x01] + frame
+    }
+
+    /// `aacFrameBody` from a frame read in place, appended to `body` (emptied and reused by the caller).
+    public static func appendAACFrameBody(_ frame: UnsafeRawBufferPointer, to body: inout [UInt8]) {
+        body.append(aacSoundFlags)
+        body.append(0x01)
+        body.append(contentsOf: frame)
     }
 
     /// The AudioSpecificConfig of AAC-LC (object type 2) at a standard rate, or nil for a rate

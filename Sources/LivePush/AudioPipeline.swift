@@ -76,6 +76,16 @@ final class AudioPipeline: @unchecked Sendable {
     }
     private let taps = Mutex(Taps())
     private let pullSources = Mutex<[AudioSourceKind: any AudioPullSource]>([:])
+    /// The encoder's packets of one mix and the sinks they go to: reused (no allocation per 20 ms).
+    private var packets: [EncodedAudioPacket] = []
+    private var sinkList: [EncodedMediaSink] = []
+    /// The mixer's working buffers, kept from frame to frame (only the pipeline's thread touches them):
+    /// each source's 20 ms (by `kinds` index), whether it had any, its energy as sent, and the mix.
+    private static let kinds = AudioSourceKind.allCases
+    private var sourceFrames = [[Float]](repeating: [], count: AudioSourceKind.allCases.count)
+    private var hasFrame = [Bool](repeating: false, count: AudioSourceKind.allCases.count)
+    private var sentEnergyScratch = [Double](repeating: 0, count: AudioSourceKind.allCases.count)
+    private var mix: [Float] = []
 
     struct State {
         var sources: [AudioSourceKind: SourceQueue] = [:]
@@ -208,7 +218,7 @@ final class AudioPipeline: @unchecked Sendable {
         while running.load(ordering: .relaxed) {
             let frameStartNs = settings.epochNs + frameIndex * frameNs
             MonotonicClock.sleep(untilNs: frameStartNs + frameNs + delayNs)
-            var (mix, micEnergy, levelIntervalMs) = mixFrame(startNs: frameStartNs)
+            let (micEnergy, levelIntervalMs) = mixFrame(startNs: frameStartNs)
             onProcessFrame?(&mix, Int64(frameIndex * frameNs / 1_000_000))
             if levelIntervalMs > 0, let onMicrophoneLevel {
                 levelSum += micEnergy
@@ -220,7 +230,7 @@ final class AudioPipeline: @unchecked Sendable {
                     levelStartIndex = frameIndex + 1
                 }
             }
-            encodeAndDeliver(mix)
+            encodeAndDeliver()
             frameIndex += 1
             // Far behind (the process was stopped): skip to now rather than mix a burst.
             let nowNs = MonotonicClock.nowNs()
@@ -230,50 +240,63 @@ final class AudioPipeline: @unchecked Sendable {
             }
         }
         do {
-            deliver(try encoder.flush())
+            packets = try encoder.flush()
+            deliver()
         } catch {
             onEncoderError?(error)
         }
     }
 
-    /// The mix of every source for the 20 ms starting at `startNs`, the microphone's energy
-    /// (sum of squares per sample frame, after its processing, before volume and mute) and the
-    /// level interval. Pulled sources are read and the microphone processed outside the lock.
-    private func mixFrame(startNs: UInt64) -> ([Float], Double, Int) {
+    /// Mixes every source for the 20 ms starting at `startNs` into `mix`; returns the microphone's
+    /// energy (sum of squares per sample frame, after its processing, before volume and mute) and the
+    /// level interval. Pulled sources are read and the microphone processed outside the lock. The
+    /// buffers are the pipeline's own, reused: no allocation per frame (background music's reads aside).
+    private func mixFrame(startNs: UInt64) -> (Double, Int) {
         let count = frameSamples * settings.channels
-        let rate = settings.sampleRateHz
-        var frames = state.withLock { state -> [AudioSourceKind: [Float]] in
-            var frames: [AudioSourceKind: [Float]] = [:]
-            for (kind, var queue) in state.sources {
-                frames[kind] = queue.take(frameSamples: frameSamples, startNs: startNs, rateHz: rate, channels: settings.channels)
-                state.sources[kind] = queue
+        let rate = settings.sampleRateHz, channels = settings.channels
+        let kinds = Self.kinds
+        for index in kinds.indices { hasFrame[index] = false }
+        state.withLock { state in
+            for (index, kind) in kinds.enumerated() where state.sources[kind] != nil {
+                // In place (`!` on the dictionary's storage): a copy of the queue would copy its samples.
+                state.sources[kind]!.take(frameSamples: frameSamples, startNs: startNs, rateHz: rate,
+                                          channels: channels, into: &sourceFrames[index])
+                hasFrame[index] = true
             }
-            return frames
         }
-        for (kind, source) in pullSources.withLock({ $0 }) { frames[kind] = source.read(frameCount: frameSamples) }
+        for (kind, source) in pullSources.withLock({ $0 }) {
+            guard let index = kinds.firstIndex(of: kind) else { continue }
+            sourceFrames[index] = source.read(frameCount: frameSamples)
+            hasFrame[index] = true
+        }
         var micEnergy = 0.0
-        if var mic = frames[.microphone] {
-            onMicrophoneFrame?(&mic)
-            frames[.microphone] = mic
-            micEnergy = mic.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(settings.channels)
+        if let mic = kinds.firstIndex(of: .microphone), hasFrame[mic] {
+            onMicrophoneFrame?(&sourceFrames[mic])
+            micEnergy = sourceFrames[mic].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(channels)
         }
         let (volumes, mutedSources, muted, levelIntervalMs) = state.withLock { state in
             state.framesMixed += 1
             return (state.volumes, state.mutedSources, state.muted, state.levelIntervalMs)
         }
-        var mix = [Float](repeating: 0, count: count)
+        mix.removeAll(keepingCapacity: true)
+        mix.append(contentsOf: repeatElement(0, count: count))
         // Each source's level as sent (after its volume and mute), for the statistics.
-        var sentEnergy: [AudioSourceKind: Double] = [:]
-        for kind in AudioSourceKind.allCases {
-            guard let samples = frames[kind], samples.count == count else { continue }
+        for (index, kind) in kinds.enumerated() {
+            sentEnergyScratch[index] = -1
+            guard hasFrame[index], sourceFrames[index].count == count else { continue }
             let volume = mutedSources.contains(kind) ? 0 : volumes[kind] ?? 1
-            for index in 0..<count { mix[index] += samples[index] * volume }
-            if kind == .music, let onMusicFrame { onMusicFrame(samples.map { $0 * volume }) }
-            let sent = muted ? 0 : Double(volume * volume) * samples.reduce(0.0) { $0 + Double($1) * Double($1) }
-            sentEnergy[kind] = sent / Double(count)
+            sourceFrames[index].withUnsafeBufferPointer { samples in
+                for sample in 0..<count { mix[sample] += samples[sample] * volume }
+            }
+            if kind == .music, let onMusicFrame { onMusicFrame(sourceFrames[index].map { $0 * volume }) }
+            let energy = sourceFrames[index].reduce(0.0) { $0 + Double($1) * Double($1) }
+            let sent = muted ? 0 : Double(volume * volume) * energy
+            sentEnergyScratch[index] = sent / Double(count)
         }
         state.withLock { state in
-            for (kind, energy) in sentEnergy { state.sentEnergy[kind, default: 0] += energy }
+            for (index, kind) in kinds.enumerated() where sentEnergyScratch[index] >= 0 {
+                state.sentEnergy[kind, default: 0] += sentEnergyScratch[index]
+            }
             state.sentFrames += 1
         }
         if muted {
@@ -281,7 +304,7 @@ final class AudioPipeline: @unchecked Sendable {
         } else {
             for index in 0..<count { mix[index] = max(-1, min(1, mix[index])) }
         }
-        return (mix, micEnergy, levelIntervalMs)
+        return (micEnergy, levelIntervalMs)
     }
 
     /// 0...100 from a mean square: −60 dBFS and below is 0, 0 dBFS is 100.
@@ -291,22 +314,31 @@ final class AudioPipeline: @unchecked Sendable {
         return Int(max(0, min(100, (dBFS + 60) / 60 * 100)).rounded())
     }
 
-    private func encodeAndDeliver(_ mix: [Float]) {
+    private func encodeAndDeliver() {
         do {
-            deliver(try encoder.encode(mix))
+            try encoder.encode(mix, into: &packets)
+            deliver()
         } catch {
             onEncoderError?(error)
         }
     }
 
-    private func deliver(_ packets: [EncodedAudioPacket]) {
+    private func deliver() {
         guard !packets.isEmpty else { return }
-        let targets = Array(sinks.withLock { $0.values })
-        state.withLock { $0.bytesEncoded += packets.reduce(0) { $0 + $1.data.count } }
+        var targets = sinkList
+        sinkList = []
+        targets.removeAll(keepingCapacity: true)
+        sinks.withLock { for sink in $0.values { targets.append(sink) } }
+        state.withLock { state in
+            for packet in packets { state.bytesEncoded += packet.payload.count }
+        }
         for packet in packets {
             let ptsMs = packet.pts * 1000 / Int64(settings.sampleRateHz)
             for sink in targets { sink.receiveAudio(packet, ptsMs: ptsMs) }
         }
+        targets.removeAll(keepingCapacity: true)
+        sinkList = targets
+        packets.removeAll(keepingCapacity: true)
     }
 }
 
@@ -347,9 +379,10 @@ struct SourceQueue {
 
     /// `frameSamples` sample frames for the interval starting at `startNs`: silence where the
     /// source has nothing for it.
-    mutating func take(frameSamples: Int, startNs: UInt64, rateHz: Int, channels: Int) -> [Float] {
-        var output = [Float](repeating: 0, count: frameSamples * channels)
-        guard !samples.isEmpty else { return output }
+    mutating func take(frameSamples: Int, startNs: UInt64, rateHz: Int, channels: Int, into output: inout [Float]) {
+        output.removeAll(keepingCapacity: true)
+        output.append(contentsOf: repeatElement(0, count: frameSamples * channels))
+        guard !samples.isEmpty else { return }
         let offsetNs = Int64(bitPattern: startNs &- headPtsNs)
         var skip = 0, lead = 0
         if abs(offsetNs) > Int64(Self.toleranceMs) * 1_000_000 {
@@ -365,6 +398,5 @@ struct SourceQueue {
         let consumed = skip + max(0, copyFrames)
         samples.removeFirst(consumed * channels)
         headPtsNs += UInt64(consumed) * 1_000_000_000 / UInt64(rateHz)
-        return output
     }
 }

@@ -24,6 +24,8 @@ final class BackgroundMusic: AudioPullSource, @unchecked Sendable {
     /// Decoded samples not mixed yet, from `pendingStart`.
     private var pending: [Float] = []
     private var pendingStart = 0
+    /// The frame `read` returns while no music plays (kept: idle reads allocate nothing).
+    private var silentFrame: [Float] = []
     /// Sample frames played since the start of the file (or of the current loop).
     private var playedFrames = 0
     private var lastProgressSecond = -1
@@ -68,6 +70,13 @@ final class BackgroundMusic: AudioPullSource, @unchecked Sendable {
 
     func read(frameCount: Int) -> [Float] {
         let wanted = frameCount * channels
+        // No music (the usual case): the same silent frame every 20 ms, no new buffer each time.
+        let idle = lock.withLock { () -> [Float]? in
+            guard decoder == nil || paused else { return nil }
+            if silentFrame.count != wanted { silentFrame = [Float](repeating: 0, count: wanted) }
+            return silentFrame
+        }
+        if let idle { return idle }
         var output = [Float](repeating: 0, count: wanted)
         var events: [BackgroundMusicEvent] = []
         lock.withLock {

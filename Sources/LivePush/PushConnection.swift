@@ -42,6 +42,8 @@ struct StreamHeaders {
 final class RTMPConnection: PushConnection {
     private let publisher: RTMPPublisher
     private let headers: StreamHeaders
+    /// The FLV tag body being sent, reused from packet to packet (no allocation per packet).
+    private var body: [UInt8] = []
 
     init(url: RTMPURL, caFile: String?, sendBufferBytes: Int, headers: StreamHeaders) throws(PushError) {
         publisher = try RTMPPublisher(url: url, caFile: caFile, sendBufferBytes: sendBufferBytes)
@@ -64,14 +66,17 @@ final class RTMPConnection: PushConnection {
     }
 
     func send(video packet: EncodedVideoPacket, timestampMs: UInt32) throws(PushError) -> Int {
-        let body = FLV.avcVideoBody(lengthPrefixedNALUnits: AVC.lengthPrefixed(annexB: packet.data),
-                                    isKeyframe: packet.isKeyframe, compositionTimeMs: 0)
+        body.removeAll(keepingCapacity: true)
+        packet.payload.withUnsafeBytes {
+            FLV.appendAVCVideoBody(annexB: $0, isKeyframe: packet.isKeyframe, compositionTimeMs: 0, to: &body)
+        }
         try publisher.sendVideo(body, timestampMs: timestampMs)
         return body.count
     }
 
     func send(audio packet: EncodedAudioPacket, timestampMs: UInt32) throws(PushError) -> Int {
-        let body = FLV.aacFrameBody(packet.data)
+        body.removeAll(keepingCapacity: true)
+        packet.payload.withUnsafeBytes { FLV.appendAACFrameBody($0, to: &body) }
         try publisher.sendAudio(body, timestampMs: timestampMs)
         return body.count
     }

@@ -68,7 +68,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private let sendBufferBytes: Int
     private let maxQueuedBytes = 32 * 1024 * 1024
     private let condition = NSCondition()
-    private var queue: [QueuedPacket] = []
+    /// Oldest first; a ring, so taking from the front shifts nothing and steady state allocates nothing.
+    private var queue = RingQueue<QueuedPacket>()
     private var queuedBytes = 0
     private var droppingUntilKeyframe = false
     /// True while a connection publishes: media that arrives otherwise is not queued.
@@ -108,8 +109,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         let arrivalNs: UInt64
         var bytes: Int {
             switch media {
-            case .video(let packet): packet.data.count
-            case .audio(let packet): packet.data.count
+            case .video(let packet): packet.payload.count
+            case .audio(let packet): packet.payload.count
             case .headers: 0
             }
         }
@@ -258,7 +259,8 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             // Congested: the P-frames go (the queue's and the incoming ones up to the next keyframe).
             let before = queue.count
             queue.removeAll { $0.isDroppableVideo }
-            queuedBytes = queue.reduce(0) { $0 + $1.bytes }
+            queuedBytes = 0
+            queue.forEach { queuedBytes += $0.bytes }
             droppingUntilKeyframe = true
             let dropped = before - queue.count
             dropVideo(dropped)
@@ -277,8 +279,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private func enqueue(_ packet: QueuedPacket) {
         queue.append(packet)
         queuedBytes += packet.bytes
-        while queuedBytes > maxQueuedBytes, !queue.isEmpty {
-            let oldest = queue.removeFirst()
+        while queuedBytes > maxQueuedBytes, let oldest = queue.popFirst() {
             queuedBytes -= oldest.bytes
             if case .video = oldest.media { dropVideo(1); droppingUntilKeyframe = true }
         }
@@ -393,7 +394,10 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                 publisher.finish()
                 throw RTMPError(step: .send, detail: Self.reconnectRequestedDetail)
             }
-            let packet = queue.removeFirst()
+            guard let packet = queue.popFirst() else {
+                condition.unlock()
+                continue
+            }
             queuedBytes -= packet.bytes
             condition.unlock()
             switch packet.media {

@@ -64,6 +64,9 @@ final class VideoPipeline: @unchecked Sendable {
     /// Pictures the application sends itself (`LivePusher.sendVideoFrame`): a second frame source,
     /// taken before the helper's when it has a new one.
     let external = ExternalFrameSource()
+    /// The encoder's packets of one frame, and the sinks they go to: reused (no allocation per frame).
+    private var packets: [EncodedVideoPacket] = []
+    private var sinkList: [EncodedMediaSink] = []
 
     struct State {
         var sinks: [ObjectIdentifier: EncodedMediaSink] = [:]
@@ -242,7 +245,8 @@ final class VideoPipeline: @unchecked Sendable {
             if behind > tick { tick = behind }
         }
         do {
-            deliver(try encoder.encode(nil, pts: 0))
+            try encoder.encode(nil, pts: 0, into: &packets)
+            deliver()
         } catch {
             onEncoderError?(error)
         }
@@ -327,22 +331,31 @@ final class VideoPipeline: @unchecked Sendable {
         frame.requestKeyframe(sei.prepare(frame, forceKeyframe: forceKeyframe))
         defer { frame.clearUserDataSEI() }
         do {
-            deliver(try encoder.encode(frame, pts: pts))
+            try encoder.encode(frame, pts: pts, into: &packets)
+            deliver()
         } catch {
             onEncoderError?(error)
         }
     }
 
-    private func deliver(_ packets: [EncodedVideoPacket]) {
+    /// Hands `packets` to the sinks (copied into `sinkList` under the lock, into its kept capacity).
+    private func deliver() {
         guard !packets.isEmpty else { return }
-        let sinks = state.withLock { state -> [EncodedMediaSink] in
+        var sinks = sinkList
+        sinkList = []
+        sinks.removeAll(keepingCapacity: true)
+        state.withLock { state in
             state.framesEncoded += packets.count
-            state.bytesEncoded += packets.reduce(0) { $0 + $1.data.count }
-            return Array(state.sinks.values)
+            for packet in packets { state.bytesEncoded += packet.payload.count }
+            for sink in state.sinks.values { sinks.append(sink) }
         }
         for packet in packets {
             let ptsMs = packet.pts * 1000 / Int64(settings.fps)
             for sink in sinks { sink.receive(packet, ptsMs: ptsMs) }
         }
+        sinks.removeAll(keepingCapacity: true)
+        sinkList = sinks
+        // Drop this frame's packets now, so the pool can reuse them once the sinks are done.
+        packets.removeAll(keepingCapacity: true)
     }
 }

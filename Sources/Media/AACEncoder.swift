@@ -15,11 +15,20 @@ public struct AACEncoderSettings: Equatable, Sendable {
 
 /// One raw AAC frame (no ADTS header), timed in samples of the encoder's rate.
 public struct EncodedAudioPacket: Equatable, Sendable {
-    public let data: [UInt8]
+    /// The frame's bytes in a pooled buffer (reused once every queue and sink has dropped the packet).
+    public let payload: PacketBuffer
+    /// A copy of the bytes (tests, one-off uses; hot paths read `payload` in place).
+    public var data: [UInt8] { payload.bytes }
     /// Presentation time of the frame's first sample, in samples; the encoder's priming
     /// delay makes the first packets' times negative (−1024 for FFmpeg's aac).
     public let pts: Int64
     public let durationSamples: Int
+
+    public init(payload: PacketBuffer, pts: Int64, durationSamples: Int) {
+        self.payload = payload
+        self.pts = pts
+        self.durationSamples = durationSamples
+    }
 }
 
 /// AAC-LC through FFmpeg's native encoder. Takes interleaved float PCM in any amount, cuts it
@@ -33,6 +42,8 @@ public final class AACEncoder {
     public let frameSamples: Int
     private var pending: [Float] = []
     private var nextPts: Int64 = 0
+    /// Where encoded frames are copied: steady state reuses the buffers the sinks gave back.
+    private let packetPool = PacketBufferPool()
 
     public init(settings: AACEncoderSettings) throws(MediaError) {
         MediaLogging.quietLibraries()
@@ -82,8 +93,15 @@ public final class AACEncoder {
     /// Encodes interleaved `samples` (`channels` per frame, continuing the previous call's);
     /// returns the packets that came out.
     public func encode(_ samples: [Float]) throws(MediaError) -> [EncodedAudioPacket] {
-        pending += samples
         var packets: [EncodedAudioPacket] = []
+        try encode(samples, into: &packets)
+        return packets
+    }
+
+    /// `encode(_:)` into `packets` (emptied first, its capacity kept): no allocation per frame.
+    public func encode(_ samples: [Float], into packets: inout [EncodedAudioPacket]) throws(MediaError) {
+        packets.removeAll(keepingCapacity: true)
+        pending += samples
         let channels = settings.channels
         let frameValues = frameSamples * channels
         var consumed = 0
@@ -100,7 +118,6 @@ public final class AACEncoder {
             try receivePackets(into: &packets)
         }
         pending.removeFirst(consumed)
-        return packets
     }
 
     /// Drains the encoder at the end of the stream (a partial last frame is dropped).
@@ -117,9 +134,10 @@ public final class AACEncoder {
             if result == CFFmpeg_AVERROR(EAGAIN) || result == CFFmpeg_AVERROR_EOF() { return }
             if result < 0 { throw .ffmpeg("avcodec_receive_packet(aac)", result) }
             defer { av_packet_unref(packet) }
-            packets.append(EncodedAudioPacket(
-                data: Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))),
-                pts: packet.pointee.pts, durationSamples: Int(packet.pointee.duration)))
+            let buffer = packetPool.take(copying: UnsafeRawBufferPointer(start: packet.pointee.data,
+                                                                         count: Int(packet.pointee.size)))
+            packets.append(EncodedAudioPacket(payload: buffer, pts: packet.pointee.pts,
+                                              durationSamples: Int(packet.pointee.duration)))
         }
     }
 }

@@ -229,13 +229,16 @@ public struct SourcePicture {
               planes.allSatisfy({ $0.baseAddress != nil })
         else { throw .bufferTooSmall(neededBytes: format.planeCount, haveBytes: planes.count) }
         let halfWidth = (width + 1) / 2, halfHeight = (height + 1) / 2
-        let extents: [(rowBytes: Int, rows: Int)]
-        switch format {
-        case .bgrx, .rgbx: extents = [(width * 4, height)]
-        case .nv12: extents = [(width, height), (halfWidth * 2, halfHeight)]
-        case .i420: extents = [(width, height), (halfWidth, halfHeight), (halfWidth, halfHeight)]
+        // Each plane's row bytes and rows (a switch, not an array: no allocation per frame).
+        func extent(_ plane: Int) -> (rowBytes: Int, rows: Int) {
+            switch format {
+            case .bgrx, .rgbx: (width * 4, height)
+            case .nv12: plane == 0 ? (width, height) : (halfWidth * 2, halfHeight)
+            case .i420: plane == 0 ? (width, height) : (halfWidth, halfHeight)
+            }
         }
-        for (index, extent) in extents.enumerated() {
+        for index in 0..<format.planeCount {
+            let extent = extent(index)
             guard strides[index] >= extent.rowBytes else {
                 throw .strideTooSmall(strideBytes: strides[index], minimumBytes: extent.rowBytes)
             }

@@ -23,13 +23,30 @@ public struct H264EncoderSettings: Equatable, Sendable {
     }
 }
 
-/// One encoded access unit: H.264 in Annex-B form, timed in frames of the encoder's rate.
+/// One encoded access unit: H.264 in Annex-B form, timed in frames of the encoder's rate. Its bytes
+/// live in a pooled `PacketBuffer` (reused once every queue and sink has dropped the packet).
 public struct EncodedVideoPacket: Equatable, Sendable {
-    public let data: [UInt8]
+    public let payload: PacketBuffer
+    /// A copy of the bytes (tests, one-off uses; hot paths read `payload` in place).
+    public var data: [UInt8] { payload.bytes }
     /// Presentation and decoding time, in frames (1/fps seconds).
     public let pts: Int64
     public let dts: Int64
     public let isKeyframe: Bool
+
+    public init(payload: PacketBuffer, pts: Int64, dts: Int64, isKeyframe: Bool) {
+        self.payload = payload
+        self.pts = pts
+        self.dts = dts
+        self.isKeyframe = isKeyframe
+    }
+
+    /// A packet holding a copy of `data`, outside any pool.
+    public init(data: [UInt8], pts: Int64, dts: Int64, isKeyframe: Bool) {
+        let buffer = PacketBuffer(capacity: data.count)
+        data.withUnsafeBytes { buffer.assign($0) }
+        self.init(payload: buffer, pts: pts, dts: dts, isKeyframe: isKeyframe)
+    }
 }
 
 /// H.264 through libavcodec: libx264 with preset veryfast and tune zerolatency by default, CBR with a
@@ -44,6 +61,8 @@ public final class H264Encoder {
     private let packet: UnsafeMutablePointer<AVPacket>
     /// x264's options SEI, put back into every keyframe (X264VersionSEI.swift).
     private var versionSEI = X264VersionSEI()
+    /// Where encoded packets are copied: steady state reuses the buffers the sinks gave back.
+    private let packetPool = PacketBufferPool()
 
     public init(settings: H264EncoderSettings) throws(MediaError) {
         MediaLogging.quietLibraries()
@@ -109,20 +128,26 @@ public final class H264Encoder {
     /// Encodes `frame` as frame number `pts` (or, with nil, drains the encoder at the end);
     /// returns the packets that came out.
     public func encode(_ frame: VideoFrame?, pts: Int64) throws(MediaError) -> [EncodedVideoPacket] {
+        var packets: [EncodedVideoPacket] = []
+        try encode(frame, pts: pts, into: &packets)
+        return packets
+    }
+
+    /// `encode(_:pts:)` into `packets` (emptied first, its capacity kept): no allocation per frame.
+    public func encode(_ frame: VideoFrame?, pts: Int64, into packets: inout [EncodedVideoPacket]) throws(MediaError) {
+        packets.removeAll(keepingCapacity: true)
         if let frame {
             frame.frame.pointee.pts = pts
             try ffmpegCall("avcodec_send_frame") { avcodec_send_frame(context, frame.frame) }
         } else {
             try ffmpegCall("avcodec_send_frame(flush)") { avcodec_send_frame(context, nil) }
         }
-        var packets: [EncodedVideoPacket] = []
         try receiveEncodedPackets(context, packet, name: settings.encoder.rawValue) { packet in
             let isKeyframe = packet.flags & AV_PKT_FLAG_KEY != 0
-            let data = Array(UnsafeBufferPointer(start: packet.data, count: Int(packet.size)))
-            packets.append(EncodedVideoPacket(data: versionSEI.pass(data, isKeyframe: isKeyframe),
-                                              pts: packet.pts, dts: packet.dts, isKeyframe: isKeyframe))
+            let bytes = UnsafeRawBufferPointer(start: packet.data, count: Int(packet.size))
+            let buffer = versionSEI.pass(bytes, isKeyframe: isKeyframe, pool: packetPool)
+            packets.append(EncodedVideoPacket(payload: buffer, pts: packet.pts, dts: packet.dts, isKeyframe: isKeyframe))
         }
-        return packets
     }
 }
 

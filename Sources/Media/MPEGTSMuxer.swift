@@ -95,19 +95,19 @@ public final class MPEGTSMuxer {
 
     /// One H.264 access unit (Annex B, as the encoder makes it) at `timestampMs`.
     public func write(video encoded: EncodedVideoPacket, timestampMs: Int64) throws(MediaError) {
-        try write(encoded.data, timestampMs: timestampMs, to: videoStream, isKeyframe: encoded.isKeyframe)
+        try write(encoded.payload, timestampMs: timestampMs, to: videoStream, isKeyframe: encoded.isKeyframe)
     }
 
     /// One AAC frame at `timestampMs` (ignored without an audio stream).
     public func write(audio encoded: EncodedAudioPacket, timestampMs: Int64) throws(MediaError) {
         guard let audioStream else { return }
-        try write(encoded.data, timestampMs: timestampMs, to: audioStream, isKeyframe: true)
+        try write(encoded.payload, timestampMs: timestampMs, to: audioStream, isKeyframe: true)
     }
 
-    private func write(_ data: [UInt8], timestampMs: Int64, to stream: UnsafeMutablePointer<AVStream>,
+    private func write(_ data: PacketBuffer, timestampMs: Int64, to stream: UnsafeMutablePointer<AVStream>,
                        isKeyframe: Bool) throws(MediaError) {
         try ffmpegCall("av_new_packet") { av_new_packet(packet, Int32(data.count)) }
-        data.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: $0.count) }
+        data.copyBytes(to: packet.pointee.data)
         packet.pointee.pts = av_rescale_q(timestampMs, Self.millisecond, stream.pointee.time_base)
         packet.pointee.dts = packet.pointee.pts
         packet.pointee.stream_index = stream.pointee.index

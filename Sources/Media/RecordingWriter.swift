@@ -109,7 +109,7 @@ public final class RecordingWriter {
 
     /// Appends one encoded packet.
     public func write(_ encoded: EncodedVideoPacket) throws(MediaError) {
-        try write(encoded.data, pts: encoded.pts - timestampOffset, dts: encoded.dts - timestampOffset, duration: 1,
+        try write(encoded.payload, pts: encoded.pts - timestampOffset, dts: encoded.dts - timestampOffset, duration: 1,
                   timeBase: encoderTimeBase, to: stream, isKeyframe: encoded.isKeyframe)
     }
 
@@ -117,15 +117,15 @@ public final class RecordingWriter {
     public func write(_ encoded: EncodedAudioPacket) throws(MediaError) {
         guard let audioStream else { return }
         let pts = encoded.pts - audioTimestampOffset
-        try write(encoded.data, pts: pts, dts: pts, duration: Int64(encoded.durationSamples), timeBase: audioTimeBase,
-                  to: audioStream, isKeyframe: true)
+        try write(encoded.payload, pts: pts, dts: pts, duration: Int64(encoded.durationSamples),
+                  timeBase: audioTimeBase, to: audioStream, isKeyframe: true)
     }
 
     /// One packet of `stream`, its times in `timeBase`.
-    private func write(_ data: [UInt8], pts: Int64, dts: Int64, duration: Int64, timeBase: AVRational,
+    private func write(_ data: PacketBuffer, pts: Int64, dts: Int64, duration: Int64, timeBase: AVRational,
                        to stream: UnsafeMutablePointer<AVStream>, isKeyframe: Bool) throws(MediaError) {
         try ffmpegCall("av_new_packet") { av_new_packet(packet, Int32(data.count)) }
-        data.withUnsafeBufferPointer { packet.pointee.data.update(from: $0.baseAddress!, count: $0.count) }
+        data.copyBytes(to: packet.pointee.data)
         packet.pointee.pts = av_rescale_q(pts, timeBase, stream.pointee.time_base)
         packet.pointee.dts = av_rescale_q(dts, timeBase, stream.pointee.time_base)
         packet.pointee.duration = av_rescale_q(duration, timeBase, stream.pointee.time_base)

@@ -9,21 +9,25 @@ struct X264VersionSEI {
     /// The first packet was looked at (x264 puts the SEI there; other encoders write none).
     private var looked = false
 
-    /// Remembers the SEI from the first packet (Annex-B) when it holds one; returns `data` with the
-    /// SEI put back in when it is a later keyframe without it. Other packets pass untouched.
-    mutating func pass(_ data: [UInt8], isKeyframe: Bool) -> [UInt8] {
-        guard !looked || (isKeyframe && nal != nil) else { return data }
+    /// Remembers the SEI from the first packet (Annex-B) when it holds one; copies the packet into
+    /// a buffer of `pool`, with the SEI put back in when it is a later keyframe without it. Other
+    /// packets are copied untouched, without looking (only the first packet and keyframes are parsed,
+    /// so the array made to parse them is one per GOP, not one per frame).
+    mutating func pass(_ bytes: UnsafeRawBufferPointer, isKeyframe: Bool, pool: PacketBufferPool) -> PacketBuffer {
+        guard !looked || (isKeyframe && nal != nil) else { return pool.take(copying: bytes) }
+        let data = Array(bytes)
         let units = Self.units(data)
         if let found = units.first(where: { Self.isVersionSEI(data, $0) }) {
             if nal == nil { nal = [0, 0, 0, 1] + data[found.payload] }
             looked = true
-            return data
+            return pool.take(copying: bytes)
         }
         looked = true
         guard isKeyframe, let nal, let slice = units.first(where: { data[$0.payload.lowerBound] & 0x1F == 5 }) else {
-            return data
+            return pool.take(copying: bytes)
         }
-        return Array(data[..<slice.start]) + nal + data[slice.start...]
+        let withSEI = Array(data[..<slice.start]) + nal + data[slice.start...]
+        return withSEI.withUnsafeBytes { pool.take(copying: $0) }
     }
 
     /// A NAL unit of an Annex-B buffer: where its start code begins, and its bytes after it.

@@ -106,6 +106,8 @@ public final class RTMPPublisher {
     /// Incoming messages being assembled, by chunk stream id.
     private var partial: [UInt32: IncomingMessage] = [:]
     private var lastHeaders: [UInt32: IncomingHeader] = [:]
+    /// The chunks of the message being sent, reused from message to message (no allocation per packet).
+    private var outgoing: [UInt8] = []
 
     /// Connects, shakes hands and publishes `url`'s stream key; every step has `timeoutMs`.
     /// `sendBufferBytes` sizes the socket's send buffer (the kernel doubles it): keep it to a
@@ -250,7 +252,10 @@ public final class RTMPPublisher {
 
     /// Splits a message into chunks: a type-0 header, then type-3 continuation headers.
     private func send(message: RTMPMessage, chunkStream: UInt8, step: RTMPError.Step) throws(RTMPError) {
-        var bytes: [UInt8] = []
+        var bytes = outgoing
+        outgoing = []  // `bytes` is its only holder now: appending reuses its storage
+        defer { outgoing = bytes }
+        bytes.removeAll(keepingCapacity: true)
         bytes.reserveCapacity(message.payload.count + 18 + message.payload.count / sendChunkSize)
         let extended = message.timestamp >= 0xFF_FFFF
         bytes.append(chunkStream)  // fmt 0

@@ -29,6 +29,8 @@ enum PushBenchmark {
     struct Measurement {
         var cpuPct: Double
         var rssMiB: Double
+        /// Peak of the summed proportional set sizes (smaps_rollup): shared pages counted once.
+        var pssMiB: Double = 0
         var fps: Double
         var latencyP50Ms: Double
         var latencyP95Ms: Double
@@ -122,8 +124,9 @@ enum PushBenchmark {
             for name in names {
                 let all = results[name] ?? []
                 print(String(format: "%@ 1080p30 cpu_pct=%.1f rss_mib=%.1f fps=%.1f latency_ms_p50=%.1f "
-                    + "latency_ms_p95=%.1f", lineName(name), median(all.map(\.cpuPct)), median(all.map(\.rssMiB)),
-                    median(all.map(\.fps)), median(all.map(\.latencyP50Ms)), median(all.map(\.latencyP95Ms))))
+                    + "latency_ms_p95=%.1f pss_mib=%.1f", lineName(name), median(all.map(\.cpuPct)),
+                    median(all.map(\.rssMiB)), median(all.map(\.fps)), median(all.map(\.latencyP50Ms)),
+                    median(all.map(\.latencyP95Ms)), median(all.map(\.pssMiB))))
             }
             if let ours = results["e2e"], let ffmpeg = results["ffmpeg"], let gstreamer = results["gstreamer"] {
                 print(String(format: "push ratios cpu_vs_ffmpeg=%.2f latency_p50_vs_gstreamer=%.2f",
@@ -240,10 +243,12 @@ enum PushBenchmark {
         let pid = process.processIdentifier
         let ticksBefore = ProcessTree.cpuTicks(ProcessTree.members(pid))
         let startNs = TimeCode.nowNs()
-        var peakRssKiB = 0
+        var peakRssKiB = 0, peakPssKiB = 0
         let endDate = Date().addingTimeInterval(seconds)
         while Date() < endDate && process.isRunning {
-            peakRssKiB = max(peakRssKiB, ProcessTree.rssKiB(ProcessTree.members(pid)))
+            let members = ProcessTree.members(pid)
+            peakRssKiB = max(peakRssKiB, ProcessTree.rssKiB(members))
+            peakPssKiB = max(peakPssKiB, ProcessTree.pssKiB(members))
             Thread.sleep(forTimeInterval: 0.25)
         }
         let ticksAfter = ProcessTree.cpuTicks(ProcessTree.members(pid))
@@ -260,12 +265,12 @@ enum PushBenchmark {
         let codes = Set(samples.compactMap { sample in
             sample.latencyMs.map { Int64((Double(sample.receiptNs) / 1e6 - $0).rounded()) }
         })
-        let result = Measurement(cpuPct: cpuPct, rssMiB: Double(peakRssKiB) / 1024,
+        let result = Measurement(cpuPct: cpuPct, rssMiB: Double(peakRssKiB) / 1024, pssMiB: Double(peakPssKiB) / 1024,
                                  fps: Double(samples.count) / elapsed,
                                  latencyP50Ms: percentile(latencies, 0.5), latencyP95Ms: percentile(latencies, 0.95),
                                  freshFps: Double(codes.count) / elapsed)
         log("\(label): frames=\(samples.count) with_code=\(latencies.count) cpu_pct=\(format(result.cpuPct)) "
-            + "rss_mib=\(format(result.rssMiB)) fps=\(format(result.fps)) "
+            + "rss_mib=\(format(result.rssMiB)) pss_mib=\(format(result.pssMiB)) fps=\(format(result.fps)) "
             + "latency_ms_p50=\(format(result.latencyP50Ms)) "
             + "p95=\(format(result.latencyP95Ms)) min=\(format(latencies.first!)) max=\(format(latencies.last!))")
         return result
@@ -534,6 +539,17 @@ enum ProcessTree {
 
     /// VmRSS of the processes together, in KiB.
     static func rssKiB(_ pids: [Int32]) -> Int { pids.reduce(0) { $0 + RecordBenchmark.rssKiB($1) } }
+
+    /// The proportional set sizes of the processes together, in KiB (`Pss:` of /proc/PID/smaps_rollup):
+    /// a page shared by n processes counts 1/n in each, so the ring the helper and the pusher share
+    /// (and the X server maps) is counted once over them all.
+    static func pssKiB(_ pids: [Int32]) -> Int {
+        pids.reduce(0) { total, pid in
+            let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
+            guard let line = rollup.split(separator: "\n").first(where: { $0.hasPrefix("Pss:") }) else { return total }
+            return total + (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0)
+        }
+    }
 
     /// The fields of /proc/PID/stat after the command name: state first, then ppid, ...
     private static func statFields(_ pid: Int32) -> [Substring]? {

@@ -15,6 +15,7 @@ let usage = """
            livepush-bench control [--count N] [--runs N]
            livepush-bench picture [--count N] [--runs N]
            livepush-bench resolution [--count N] [--runs N]
+           livepush-bench alloc --painter PATH --shim PATH [--seconds N] [--warmup N] [--runs N]
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -60,9 +61,9 @@ let usage = """
     1080p30 screen (with a time code drawn by x11-paint) to the test nginx-rtmp; a receiver pulls the
     stream back and reads the code (run inside tools/testenv run --screen 1920x1080 -- ...):
       latency floor x11grab->decoder latency_ms_p50=<n>
-      e2e push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
-      ffmpeg push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
-      gstreamer push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n>
+      e2e push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n>
+      ffmpeg push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n>
+      gstreamer push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n>
       push ratios cpu_vs_ffmpeg=<x.xx> latency_p50_vs_gstreamer=<x.xx>
     then (--extra, PushScaleBenchmark.swift) the scrolling screen, x264 alone on the same pictures, a
     CRF recording beside the push, and 1080p60 and 1440p30 against ffmpeg:
@@ -92,6 +93,10 @@ let usage = """
     resolution: what one adaptive-resolution size change costs the video thread (a new libx264
     encoder, the pictures, the last picture scaled, the first keyframe at the new size):
       video resolution-switch <W>x<H>-><W>x<H> switch_ms_p50=<n> switch_ms_max=<n>
+    alloc: heap allocations in steady state of `livepush push` at 1080p30 with the mic, counted by the
+    alloc-count shim (tools/testclients/alloc-count.c, preloaded) over --seconds (run inside tools/testenv):
+      alloc push 1080p30 allocs_per_s=<n> bytes_per_s=<n> frees_per_s=<n> fps=<n>
+      alloc capture 1080p30 allocs_per_s=<n> bytes_per_s=<n>
     """
 
 switch arguments.first {
@@ -119,6 +124,8 @@ case "picture":  // PictureBenchmark.swift (issue 16)
     PictureBenchmark.main(Array(arguments.dropFirst()))
 case "resolution":  // ResolutionBenchmark.swift (issue 16b)
     ResolutionBenchmark.main(Array(arguments.dropFirst()))
+case "alloc":  // AllocBenchmark.swift (issue 22)
+    AllocBenchmark.main(Array(arguments.dropFirst()))
 case "link-helper":
     LinkBenchmarkHelper.main(Array(arguments.dropFirst()))
 case "-h", "--help":

@@ -68,6 +68,9 @@ enum CaptureLoop {
         }
         if case .socketCopy(let reason) = source.attach(memoryDescriptor: endpoint.ringDescriptor) {
             warn("no zero-copy capture: \(reason)")
+        } else {
+            // The X server writes every frame into the ring itself: the slots need no pages here.
+            endpoint.releaseSlotPages()
         }
         var fps = request.fps ?? Int(endpoint.welcome.fps)
         var grabTimes = GrabTimes()

@@ -51,6 +51,21 @@ import TestSupport
         #expect(AVC.lengthPrefixed(annexB: access) == [0, 0, 0, 3, 0x65, 0x88, 0x84])
     }
 
+    @Test func bodiesAppendedInPlaceEqualTheArrayFormsAndReuseTheBuffer() {
+        // An AUD, an SPS ending in a four-byte start code's zero, and a slice.
+        let access: [UInt8] = [0, 0, 0, 1, 0x09, 0xF0, 0, 0, 0, 1, 0x67, 0x42, 0, 0, 0, 1, 0x65, 0x88, 0x84]
+        var body: [UInt8] = []
+        access.withUnsafeBytes { FLV.appendAVCVideoBody(annexB: $0, isKeyframe: true, compositionTimeMs: 0, to: &body) }
+        #expect(body == FLV.avcVideoBody(lengthPrefixedNALUnits: AVC.lengthPrefixed(annexB: access), isKeyframe: true,
+                                         compositionTimeMs: 0))
+        #expect(body == [0x17, 0x01, 0, 0, 0, 0, 0, 0, 2, 0x67, 0x42, 0, 0, 0, 3, 0x65, 0x88, 0x84])
+        let capacity = body.capacity
+        body.removeAll(keepingCapacity: true)
+        [UInt8]([0x21, 0x22]).withUnsafeBytes { FLV.appendAACFrameBody($0, to: &body) }
+        #expect(body == FLV.aacFrameBody([0x21, 0x22]))
+        #expect(body.capacity == capacity)
+    }
+
     @Test func videoBodyCarriesFrameTypeAndSignedCompositionTime() {
         #expect(FLV.avcVideoBody(lengthPrefixedNALUnits: [0xAB], isKeyframe: true, compositionTimeMs: 0)
             == [0x17, 0x01, 0x00, 0x00, 0x00, 0xAB])
