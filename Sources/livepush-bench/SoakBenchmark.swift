@@ -8,6 +8,7 @@ import ReceivedMedia
 /// protocol garbage and server restarts; then Ctrl-C. Runs inside `tools/testenv run`. One line
 /// per fault kind, then the shutdown and the recording:
 ///   fault <kind> n=<count> survived=<count> max_gap_ms=<n> rss_growth_pct=<n> fd_growth=<n>
+///   detect helper-hang n=<detected> max_ms=<n> median_ms=<n>   (SIGSTOP to "screen capture interrupted")
 ///   live-back <kind> n=<count> back=<count> max_ms=<n> median_ms=<n>   (helper faults)
 ///   shutdown exit_ms=<n> exit_code=<n> orphan_helpers=<n> stale_socket=<0|1>
 ///   recording frames=<n> duration_s=<n> decoded=<yes|no>
@@ -140,6 +141,7 @@ final class Soak {
         let baseline = usage()
         baselineTargets = descriptorTargets()
 
+        var hangDetectionsMs: [Int] = []
         try phase("helper-kill", count: kills, baseline: baseline) {
             guard let helper = self.helperPid() else { return false }
             let starts = self.count("screen capture started")
@@ -152,7 +154,9 @@ final class Soak {
             let starts = self.count("screen capture started"), interruptions = self.count("screen capture interrupted")
             try self.noteFault("helper-hang")
             kill(helper, SIGSTOP)
+            let stoppedAt = Date()
             let detected = self.waitFor(self.count("screen capture interrupted") > interruptions, seconds: 6)
+            if detected { hangDetectionsMs.append(Int(Date().timeIntervalSince(stoppedAt) * 1000)) }
             Thread.sleep(forTimeInterval: 0.5)
             kill(helper, SIGCONT)
             return detected && self.waitFor(self.count("screen capture started") > starts, seconds: 10)
@@ -166,6 +170,10 @@ final class Soak {
             // The hostile helper's session starts, breaks the rules, ends; then the real one is back.
             return self.waitFor(self.count("screen capture interrupted") > violations, seconds: 10)
                 && self.waitFor(self.count("screen capture started") >= starts + 2, seconds: 10)
+        }
+        if !hangDetectionsMs.isEmpty {
+            let sorted = hangDetectionsMs.sorted()
+            print("detect helper-hang n=\(sorted.count) max_ms=\(sorted.last ?? 0) median_ms=\(sorted[sorted.count / 2])")
         }
         try printLiveBack()
         // The server's restarts end the receiver's recording each time (nginx starts the file

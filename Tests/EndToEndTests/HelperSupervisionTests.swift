@@ -5,7 +5,7 @@ import TestSupport
 
 extension SharedScreen {
     /// `livepush screen` keeps its helper alive and ends cleanly: a killed helper is restarted
-    /// and the push goes on; Ctrl-C finishes everything within 2 s and leaves nothing behind.
+    /// and the push goes on; Ctrl-C finishes everything and leaves nothing behind (how fast: `make soak`).
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
                     "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
     struct HelperSupervisionTests {
@@ -71,13 +71,15 @@ extension SharedScreen {
             #expect(try #require(gaps.max()) <= 1000, "largest gap between pictures \(gaps.max() ?? -1) ms")
         }
 
-        @Test func ctrlCFinishesEverythingWithinTwoSecondsAndLeavesNothingBehind() throws {
+        @Test func ctrlCFinishesEverythingAndLeavesNothingBehind() throws {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ctrlc")).path + ".mp4"
             defer { try? FileManager.default.removeItem(atPath: path) }
             let key = UniqueName.make("ctrlc")
-            let screen = try start([path, try TestEnvironment.liveURL(key: key)])
+            let screen = try start([path, try TestEnvironment.recordURL(key: key)])
             #expect(screen.waitForError("screen capture started"))
-            Thread.sleep(forTimeInterval: 2)
+            let file = try TestEnvironment.recordedFile(key: key).path
+            #expect(waitUntil(timeoutSeconds: 30) { ((try? FLVTagReader.lastVideoMs(file)) ?? nil) ?? 0 >= 1500 },
+                    "nginx received no 1.5 s of pictures")
             let helper = helperPid(of: screen)
             let group = "screen-\(screen.processIdentifier)"
             let socketDirectory = (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/livepush"
@@ -88,9 +90,10 @@ extension SharedScreen {
             let result = screen.finish()
             let exitSeconds = Date().timeIntervalSince(interruptedAt)
             #expect(result.exitCode == 0, "\(result)")
-            #expect(exitSeconds < 2, "exited \(exitSeconds) s after SIGINT")
-            #expect(helper != nil, "no helper process was found while it ran")
-            if let helper { #expect(!isAlive(helper), "the helper \(helper) outlived the pusher") }
+            // How soon is a benchmark's figure (`make soak`: shutdown exit_ms); here a generous deadline.
+            #expect(exitSeconds < 20, "exited \(exitSeconds) s after SIGINT")
+            let helperPid = try #require(helper, "no helper process was found while it ran")
+            #expect(!isAlive(helperPid), "the helper \(helperPid) outlived the pusher")
             let socketsAfter = (try? FileManager.default.contentsOfDirectory(atPath: socketDirectory)) ?? []
             #expect(!socketsAfter.contains { $0.hasPrefix(group) }, "left behind: \(socketsAfter)")
             let probe = try MediaProbe.videoStream(path)
@@ -118,9 +121,8 @@ extension SharedScreen {
             let result = screen.finish()
             #expect(result.exitCode == 130, "\(result)")
             #expect(result.standardError.contains("interrupted again"))
-            Thread.sleep(forTimeInterval: 0.2)
-            #expect(helper != nil, "no helper process was found while it ran")
-            if let helper { #expect(!isAlive(helper), "the helper \(helper) outlived the pusher") }
+            let helperPid = try #require(helper, "no helper process was found while it ran")
+            #expect(waitUntil(timeoutSeconds: 10) { !isAlive(helperPid) }, "the helper \(helperPid) outlived the pusher")
         }
 
         @Test func aHelperThatKeepsFailingIsGivenUpOnWithAClearError() throws {
