@@ -50,6 +50,16 @@ public enum AudioAnalysis {
     }
 
     /// Root-mean-square level in dB relative to full scale (a full-scale sine is -3 dBFS); -inf for silence.
+    /// The tone's level (dBFS) in each whole window of `windowSamples`, and their median (nil
+    /// for fewer samples than one window). A short dropout lowers one window, not the median.
+    public static func toneLevelsDbfs(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double,
+                                      windowSamples: Int = 4800) -> (windows: [Double], median: Double?) {
+        let windows = stride(from: 0, through: samples.count - windowSamples, by: windowSamples).map {
+            toneLevelDbfs(Array(samples[$0..<$0 + windowSamples]), frequencyHz: frequencyHz, sampleRateHz: sampleRateHz)
+        }
+        return (windows, windows.isEmpty ? nil : windows.sorted()[windows.count / 2])
+    }
+
     public static func rmsDbfs(_ samples: [Float]) -> Double {
         guard !samples.isEmpty else { return -.infinity }
         let meanSquare = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
