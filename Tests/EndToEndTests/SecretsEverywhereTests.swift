@@ -100,6 +100,7 @@ extension SharedScreen {
                 try start("srt short passphrase", ["srt://127.0.0.1:9000?streamid=\(make("shortid"))&passphrase=ab"]),
                 try start("srt misspelt option", ["srt://127.0.0.1:9000?streamid=\(make("optid"))&pasphrase=\(make("typo"))"]),
                 try start("no scheme", ["rtmp:/127.0.0.1/live/\(make("noschemekey"))"]),
+                try start("a bare key", [make("k")]),
                 try start("bad url file line", ["--url-file", try urlFile(["rtmp//127.0.0.1/live/\(make("filekey"))"])]),
                 try start("bad LIVEPUSH_URL", [], environment: ["LIVEPUSH_URL": "rtmpx://127.0.0.1/live/\(make("envkey"))"]),
             ]
@@ -133,7 +134,7 @@ extension SharedScreen {
                 let result = run.command.finish()
                 let events = (try? String(contentsOfFile: run.eventsPath, encoding: .utf8)) ?? ""
                 try? FileManager.default.removeItem(atPath: run.eventsPath)
-                let parseError = runs.suffix(8).contains { $0 === run }
+                let parseError = runs.suffix(9).contains { $0 === run }
                 let expected = reconnecting.contains { $0 === run } ? result.exitCode == 0
                     : parseError ? result.exitCode != 0 : true
                 let said = result.standardError.split(separator: "\n").filter { $0.hasPrefix("livepush") }.suffix(8)
@@ -144,7 +145,7 @@ extension SharedScreen {
             _ = srt.finish(timeoutSeconds: 5)
             _ = wrongPassphraseListener.finish(timeoutSeconds: 1)
             // Each path said what happened (so the search covered it), and its events file was written.
-            for (name, text) in corpus.prefix(corpus.count - 8) {
+            for (name, text) in corpus.prefix(corpus.count - 9) {
                 #expect(text.contains("\"type\":\"session\""), "\(name): no events written")
                 #expect(text.contains("\"type\":\"pushStatus\""), "\(name): no push status event")
             }
@@ -157,7 +158,7 @@ extension SharedScreen {
                     #expect(lines.isEmpty, "\(name): '\(secret)' in \(lines.prefix(3))")
                 }
             }
-            #expect(corpus.count == 17 && secrets.count == 23)
+            #expect(corpus.count == 18 && secrets.count == 24)
         }
     }
 }
