@@ -49,7 +49,6 @@ public enum AudioAnalysis {
         return 20 * log10(max(amplitude, 1e-12) / 2.squareRoot())
     }
 
-    /// Root-mean-square level in dB relative to full scale (a full-scale sine is -3 dBFS); -inf for silence.
     /// The tone's level (dBFS) in each whole window of `windowSamples`, and their median (nil
     /// for fewer samples than one window). A short dropout lowers one window, not the median.
     public static func toneLevelsDbfs(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double,
@@ -60,6 +59,7 @@ public enum AudioAnalysis {
         return (windows, windows.isEmpty ? nil : windows.sorted()[windows.count / 2])
     }
 
+    /// Root-mean-square level in dB relative to full scale (a full-scale sine is -3 dBFS); -inf for silence.
     public static func rmsDbfs(_ samples: [Float]) -> Double {
         guard !samples.isEmpty else { return -.infinity }
         let meanSquare = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
