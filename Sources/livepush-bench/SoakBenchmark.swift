@@ -410,7 +410,10 @@ final class Soak {
             while kill(pid, 0) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         }
         // What nginx wrote up to now goes aside, so the file it writes next is only what arrives after.
-        try FileManager.default.moveItem(atPath: receivedPath, toPath: workDirectory + "/received-\(restarts).flv")
+        // (None there when the previous restart's push never arrived: that restart was not survived.)
+        if FileManager.default.fileExists(atPath: receivedPath) {
+            try FileManager.default.moveItem(atPath: receivedPath, toPath: workDirectory + "/received-\(restarts).flv")
+        }
         Thread.sleep(forTimeInterval: 1)
         let restarted = Process()
         restarted.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")

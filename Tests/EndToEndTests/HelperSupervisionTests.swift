@@ -197,8 +197,7 @@ extension SharedScreen {
             _ = helper.finish()
             #expect(result.exitCode == 0, "\(result)")
             #expect(!result.standardError.contains(key) && !result.standardOutput.contains(key))
-            Thread.sleep(forTimeInterval: 0.5)
-            let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
+            let stream = try MediaProbe.videoStream(try TestEnvironment.closedRecording(key: key))
             #expect(stream["codec_name"] == "h264" && (Int(stream["nb_read_frames"] ?? "") ?? 0) >= 60, "\(stream)")
         }
     }

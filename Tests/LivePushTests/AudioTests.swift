@@ -244,8 +244,7 @@ final class SignalHelper: @unchecked Sendable {
         let key = UniqueName.make("sync")
         let path = try record(seconds: 5, picture: Self.flash, sound: Self.beep, pushURL: try TestEnvironment.recordURL(key: key))
         try? FileManager.default.removeItem(atPath: path)
-        Thread.sleep(forTimeInterval: 0.5)
-        let offsetsMs = try avOffsetsMs(try TestEnvironment.recordedFile(key: key).path)
+        let offsetsMs = try avOffsetsMs(try TestEnvironment.closedRecording(key: key))
         #expect(offsetsMs.count >= 2 && abs(median(offsetsMs)) <= 40, "audio minus video onsets (ms): \(offsetsMs)")
         print("A/V offset at nginx (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
     }
