@@ -9,12 +9,16 @@ public struct FLVTag: Sendable, Equatable {
     public let timestampMs: Int
     /// The tag's payload size in bytes (the FLV header of the tag excluded).
     public let dataBytes: Int
+    /// Video: the AVCPacketType (0 sequence header, 1 picture, 2 end of sequence); nil otherwise.
+    public let avcPacketType: UInt8?
     /// Video: true for an AVC sequence header (AVCPacketType 0), which carries no picture.
-    public let isSequenceHeader: Bool
+    public var isSequenceHeader: Bool { avcPacketType == 0 }
     /// Video: true for a keyframe (frame type 1).
     public let isKeyframe: Bool
 
-    public var isVideoPicture: Bool { type == 9 && !isSequenceHeader }
+    /// A video tag with a picture (AVCPacketType 1): not a sequence header, not the end-of-sequence
+    /// tag a muxer writes last.
+    public var isVideoPicture: Bool { avcPacketType == 1 }
 }
 
 public enum FLVTagReader {
@@ -49,7 +53,7 @@ public enum FLVTagReader {
             guard dataStart + size <= bytes.count else { break }
             let isVideo = type == 9 && size >= 2
             tags.append(FLVTag(type: type, timestampMs: timestamp, dataBytes: size,
-                               isSequenceHeader: isVideo && bytes[dataStart + 1] == 0,
+                               avcPacketType: isVideo ? bytes[dataStart + 1] : nil,
                                isKeyframe: isVideo && bytes[dataStart] >> 4 == 1))
             offset = dataStart + size + 4
         }
