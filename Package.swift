@@ -59,6 +59,8 @@ let package = Package(
         .target(name: "CommandLineSupport"),
         .target(name: "CaptureLink", dependencies: ["CLinuxShim"]),
         .target(name: "FLV"),
+        // What a receiver got, measured: FLV tags read back, pictures decoded by ffmpeg (tests, benchmarks).
+        .target(name: "ReceivedMedia"),
         // Byte-stream transports under the RTMP client: TCP and TLS (issue 13).
         .target(name: "Transport", dependencies: ["CTLS"]),
         .target(name: "RTMP", dependencies: ["FLV", "Transport"]),
@@ -100,11 +102,11 @@ let package = Package(
         .executableTarget(
             name: "livepush-bench",
             dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen",
-                           "AudioProcessing", "LivePush", "Control"]),
+                           "AudioProcessing", "LivePush", "Control", "ReceivedMedia"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 
-        .target(name: "TestSupport", dependencies: ["CaptureLink"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CaptureLink", "ReceivedMedia"], path: "Tests/TestSupport"),
         .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
         .testTarget(name: "FLVTests", dependencies: ["FLV", "Media", "TestSupport"]),

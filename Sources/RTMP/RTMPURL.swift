@@ -23,10 +23,17 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
 
         public var description: String {
             switch self {
+            case .notRTMP(let scheme) where scheme.isEmpty:
+                return "the URL has no scheme; use rtmp://host[:port]/app/key or rtmps://host[:port]/app/key"
             case .notRTMP(let scheme):
                 return "'\(scheme)' is not an RTMP URL; use rtmp://host[:port]/app/key or rtmps://host[:port]/app/key"
             case .missingHost: return "the URL has no host; use rtmp://host[:port]/app/key"
-            case .badPort(let port): return "port '\(port)' is not a number from 1 to 65535"
+            case .badPort(let port):
+                // Only digits are echoed: anything else there may be a mistyped key or password.
+                guard !port.isEmpty, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber) else {
+                    return "the port (after the host's ':') is not a number from 1 to 65535"
+                }
+                return "port '\(port)' is not a number from 1 to 65535"
             case .missingAppOrKey: return "the URL needs an application and a stream key: rtmp://host/app/key"
             case .credentialsInURL:
                 return "the URL has a user name or password before the host (rtmp://****@host/...), which RTMP does "
@@ -36,7 +43,8 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
     }
 
     public init(_ text: String) throws(ParseError) {
-        guard let schemeEnd = text.range(of: "://") else { throw .notRTMP(String(text.prefix(16))) }
+        // Without "://" there is no scheme to name; nothing of the text is echoed (it may hold the key).
+        guard let schemeEnd = text.range(of: "://") else { throw .notRTMP("") }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "rtmp" || scheme == "rtmps" else { throw .notRTMP(scheme) }
         isSecure = scheme == "rtmps"

@@ -31,10 +31,17 @@ public struct SRTURL: Equatable, Sendable, CustomStringConvertible {
 
         public var description: String {
             switch self {
+            case .notSRT(let scheme) where scheme.isEmpty:
+                return "the URL has no scheme; use srt://host:port?streamid=...&passphrase=..."
             case .notSRT(let scheme): return "'\(scheme)' is not an SRT URL; use srt://host:port?streamid=...&passphrase=..."
             case .missingHost: return "the SRT URL has no host; use srt://host:port"
             case .missingPort: return "the SRT URL needs a port: srt://host:port (SRT has no default port)"
-            case .badPort(let port): return "port '\(port)' is not a number from 1 to 65535"
+            case .badPort(let port):
+                // Only digits are echoed: anything else there may be a mistyped key or password.
+                guard !port.isEmpty, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber) else {
+                    return "the port (after the host's ':') is not a number from 1 to 65535"
+                }
+                return "port '\(port)' is not a number from 1 to 65535"
             case .badLatency(let text):
                 return "latency '\(text)' is not a number of ms from \(latencyMsRange.lowerBound) to \(latencyMsRange.upperBound)"
             case .badPassphraseLength(let count):
@@ -52,7 +59,8 @@ public struct SRTURL: Equatable, Sendable, CustomStringConvertible {
     }
 
     public init(_ text: String) throws(ParseError) {
-        guard let schemeEnd = text.range(of: "://") else { throw .notSRT(String(text.prefix(16))) }
+        // Without "://" there is no scheme to name; nothing of the text is echoed (it may hold the key).
+        guard let schemeEnd = text.range(of: "://") else { throw .notSRT("") }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "srt" else { throw .notSRT(scheme) }
         let rest = text[schemeEnd.upperBound...]

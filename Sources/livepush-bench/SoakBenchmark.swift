@@ -1,12 +1,15 @@
 import CommandLineSupport
 import Foundation
 import Glibc
+import ReceivedMedia
 
 /// The fault script of issue 8: one `livepush screen` push (pusher, its supervised helper, the
 /// microphone, a recording) to the test environment's nginx, through helper kills, hangs,
 /// protocol garbage and server restarts; then Ctrl-C. Runs inside `tools/testenv run`. One line
 /// per fault kind, then the shutdown and the recording:
 ///   fault <kind> n=<count> survived=<count> max_gap_ms=<n> rss_growth_pct=<n> fd_growth=<n>
+///   detect helper-hang n=<detected> max_ms=<n> median_ms=<n>   (SIGSTOP to "screen capture interrupted")
+///   live-back <kind> n=<count> back=<count> max_ms=<n> median_ms=<n>   (helper faults)
 ///   shutdown exit_ms=<n> exit_code=<n> orphan_helpers=<n> stale_socket=<0|1>
 ///   recording frames=<n> duration_s=<n> decoded=<yes|no>
 enum SoakBenchmark {
@@ -16,7 +19,7 @@ enum SoakBenchmark {
         .value("garbage", valueName: "N", help: "A helper that breaks the protocol mid-stream, N times (default 5)."),
         .value("nginx-restarts", valueName: "N", help: "Restart nginx N times (default 10)."),
         .value("hostile", valueName: "PATH", help: "Tests/Fixtures/hostile_helper.py."),
-        .value("painter", valueName: "PATH", help: "The x11-paint test client (moving content)."),
+        .value("painter", valueName: "PATH", help: "The x11-paint test client (moving content; required)."),
     ]
 
     struct Failure: Error, CustomStringConvertible { let description: String }
@@ -26,7 +29,10 @@ enum SoakBenchmark {
             let parsed = try ArgumentParser.parse(arguments, options: options)
             func count(_ name: String, _ fallback: Int) -> Int { Int(parsed.value(name) ?? "") ?? fallback }
             guard let hostile = parsed.value("hostile") else { throw Failure(description: "--hostile PATH is required") }
-            let soak = try Soak(hostile: hostile, painter: parsed.value("painter"))
+            guard let painter = parsed.value("painter") else {
+                throw Failure(description: "--painter PATH is required: the live screen after each fault is its square")
+            }
+            let soak = try Soak(hostile: hostile, painter: painter)
             defer { soak.cleanUp() }
             try soak.run(kills: count("kills", 50), hangs: count("hangs", 5), garbage: count("garbage", 5),
                          nginxRestarts: count("nginx-restarts", 10))
@@ -135,17 +141,22 @@ final class Soak {
         let baseline = usage()
         baselineTargets = descriptorTargets()
 
+        var hangDetectionsMs: [Int] = []
         try phase("helper-kill", count: kills, baseline: baseline) {
             guard let helper = self.helperPid() else { return false }
             let starts = self.count("screen capture started")
+            try self.noteFault("helper-kill")
             kill(helper, SIGKILL)
             return self.waitFor(self.count("screen capture started") > starts, seconds: 10)
         }
         try phase("helper-hang", count: hangs, baseline: baseline) {
             guard let helper = self.helperPid() else { return false }
             let starts = self.count("screen capture started"), interruptions = self.count("screen capture interrupted")
+            try self.noteFault("helper-hang")
             kill(helper, SIGSTOP)
+            let stoppedAt = Date()
             let detected = self.waitFor(self.count("screen capture interrupted") > interruptions, seconds: 6)
+            if detected { hangDetectionsMs.append(Int(Date().timeIntervalSince(stoppedAt) * 1000)) }
             Thread.sleep(forTimeInterval: 0.5)
             kill(helper, SIGCONT)
             return detected && self.waitFor(self.count("screen capture started") > starts, seconds: 10)
@@ -154,20 +165,28 @@ final class Soak {
             guard let helper = self.helperPid() else { return false }
             let starts = self.count("screen capture started"), violations = self.count("screen capture interrupted")
             FileManager.default.createFile(atPath: self.marker, contents: nil)
+            try self.noteFault("helper-garbage")
             kill(helper, SIGKILL)
             // The hostile helper's session starts, breaks the rules, ends; then the real one is back.
             return self.waitFor(self.count("screen capture interrupted") > violations, seconds: 10)
                 && self.waitFor(self.count("screen capture started") >= starts + 2, seconds: 10)
         }
+        if !hangDetectionsMs.isEmpty {
+            let sorted = hangDetectionsMs.sorted()
+            print("detect helper-hang n=\(sorted.count) max_ms=\(sorted.last ?? 0) median_ms=\(sorted[sorted.count / 2])")
+        }
+        try printLiveBack()
         // The server's restarts end the receiver's recording each time (nginx starts the file
-        // again): the gap is the time from the server being back to publishing again.
+        // again; the old one is moved aside): the gap is the time from the server being back to
+        // the first picture in the file it writes.
         var restartGapsMs: [Int] = []
         try phase("nginx-restart", count: nginxRestarts, baseline: baseline, gaps: { restartGapsMs }) {
             let published = self.count("publishing to")
             try self.restartNginx()
             let backAt = Date()
-            guard self.waitFor(self.count("publishing to") > published, seconds: 10) else { return false }
+            guard self.waitFor(self.receivedPicture(), seconds: 10) else { return false }
             restartGapsMs.append(Int(Date().timeIntervalSince(backAt) * 1000))
+            guard self.waitFor(self.count("publishing to") > published, seconds: 10) else { return false }
             Thread.sleep(forTimeInterval: 1)
             return true
         }
@@ -231,6 +250,9 @@ final class Soak {
         let seconds = Double(field("duration")) ?? 0
         print(String(format: "recording frames=%@ duration_s=%.1f decoded=%@", field("nb_read_frames"), seconds,
                      probe.terminationStatus == 0 ? "yes" : "no"))
+        guard probe.terminationStatus == 0 else {
+            throw SoakBenchmark.Failure(description: "ffprobe could not read the recording \(recordingPath)")
+        }
     }
 
     // MARK: Observing
@@ -298,7 +320,7 @@ final class Soak {
     private func videoTimesMs() throws -> [Int] {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        let file = recordDirectory + "/\(key).flv"
+        let file = receivedPath
         probe.arguments = ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts", "-of", "csv=p=0", file]
         let output = Pipe(), errors = Pipe()
         probe.standardOutput = output
@@ -316,6 +338,47 @@ final class Soak {
 
     private func lastVideoMs() throws -> Int { try videoTimesMs().last ?? 0 }
 
+    private var receivedPath: String { recordDirectory + "/\(key).flv" }
+    private var restarts = 0
+
+    /// Whether the file nginx writes holds a picture (false while it does not exist yet).
+    private func receivedPicture() -> Bool { ((try? FLVTagReader.lastVideoMs(receivedPath)) ?? nil) != nil }
+
+    // MARK: The live screen back after each helper fault
+
+    /// The stream time (ms) of the last picture nginx had received when each fault began, by kind.
+    private var faultsMs: [(kind: String, ms: Int)] = []
+
+    private func noteFault(_ kind: String) throws {
+        guard let ms = try FLVTagReader.lastVideoMs(receivedPath) else {
+            throw SoakBenchmark.Failure(description: "\(kind): nginx has received no picture yet (\(receivedPath))")
+        }
+        faultsMs.append((kind, ms))
+    }
+
+    /// Decodes what nginx received so far and prints, per helper fault kind, after how many
+    /// faults the painter's square came back live (undimmed, moving) after the placeholder, and
+    /// how long after the fault (stream time): the worst and the median.
+    private func printLiveBack() throws {
+        guard !faultsMs.isEmpty else { return }
+        let snapshot = workDirectory + "/helper-faults.flv"
+        try FileManager.default.copyItem(atPath: receivedPath, toPath: snapshot)
+        let pictures = try ReceivedPictures.decode(snapshot)
+        let square = PainterSquare(minShare: 0.15)
+        for kind in ["helper-kill", "helper-hang", "helper-garbage"] {
+            let faults = faultsMs.filter { $0.kind == kind }
+            guard !faults.isEmpty else { continue }
+            let recoveries = faults.map { square.recovery(after: $0.ms, in: pictures) }
+            for recovery in recoveries where recovery.liveBackMs == nil {
+                Terminal.printError("livepush-bench soak: \(kind): \(recovery)")
+            }
+            let backMs = recoveries.compactMap(\.liveBackMs).sorted()
+            print("live-back \(kind) n=\(faults.count) back=\(backMs.count) max_ms=\(backMs.last ?? -1) "
+                + "median_ms=\(backMs.isEmpty ? -1 : backMs[backMs.count / 2])")
+        }
+        FileHandle.standardOutput.synchronizeFile()
+    }
+
     /// The longest gap between consecutive video timestamps after `startMs`.
     private func maxVideoGapMs(after startMs: Int) throws -> Int {
         let times = try videoTimesMs().filter { $0 >= startMs }
@@ -330,6 +393,7 @@ final class Soak {
     /// Stops the test environment's nginx (SIGTERM, waited for) and starts it again with the
     /// same command line on the same ports.
     private func restartNginx() throws {
+        defer { restarts += 1 }
         if let nginx {
             nginx.terminate()
             nginx.waitUntilExit()
@@ -344,6 +408,11 @@ final class Soak {
             kill(pid, SIGTERM)
             let deadline = Date().addingTimeInterval(5)
             while kill(pid, 0) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        // What nginx wrote up to now goes aside, so the file it writes next is only what arrives after.
+        // (None there when the previous restart's push never arrived: that restart was not survived.)
+        if FileManager.default.fileExists(atPath: receivedPath) {
+            try FileManager.default.moveItem(atPath: receivedPath, toPath: workDirectory + "/received-\(restarts).flv")
         }
         Thread.sleep(forTimeInterval: 1)
         let restarted = Process()

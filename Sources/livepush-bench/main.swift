@@ -6,7 +6,7 @@ let usage = """
     Usage: livepush-bench link [--seconds N] [--runs N] [--sizes WxH,...] [--modes 60fps,max]
            livepush-bench capture [--seconds N] [--runs N] [--sizes WxH,...] [--fps N]
            livepush-bench record --painter PATH [--seconds N] [--runs N]
-           livepush-bench soak --hostile PATH [--painter PATH] [--kills N] [--hangs N] [--garbage N] [--nginx-restarts N]
+           livepush-bench soak --hostile PATH --painter PATH [--kills N] [--hangs N] [--garbage N] [--nginx-restarts N]
            livepush-bench audio [--seconds N] [--runs N] [--mic NAME]
            livepush-bench pipewire --producer PATH [--seconds N] [--runs N]
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST] [--extra LIST]

@@ -119,8 +119,11 @@ enum ScreenCommand {
             watch = try WatchOptions.parse(parsed)
             let files = parsed.positionals.filter { !isURL($0) }
             if command == "push", let file = files.first {
-                // A mistyped URL ("rtmp:/host/app/KEY") may hold a key: show only what comes before its path.
-                let shown = file.contains(":") ? String(file.prefix { $0 != "/" }) + "/..." : file
+                // A mistyped URL ("rtmp:/host/app/KEY", "rtmp:KEY") or a key on its own may be secret: show
+                // only a URL's scheme, and a file name only when it looks like one (a path or an extension).
+                let looksLikeFile = file.hasPrefix("/") || file.hasPrefix(".") || file.contains(".")
+                let shown = file.contains(":") ? String(file.prefix { $0 != ":" }) + ":..."
+                    : looksLikeFile ? file : "**** (not shown: it may be a stream key)"
                 throw ArgumentError.invalidValue(option: "URL", value: shown,
                                                  reason: "push takes rtmp://, rtmps:// or srt:// URLs; record to a file with --record FILE")
             }

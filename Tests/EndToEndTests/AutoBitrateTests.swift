@@ -20,8 +20,7 @@ struct AutoBitrateTests {
             "--bitrate", "4500", "--no-mic", "--duration", "26", "--quiet",
         ], timeoutSeconds: 60)
         #expect(result.exitCode == 0, "\(result)")
-        Thread.sleep(forTimeInterval: 0.5)
-        let kbps = try MediaProbe.videoKbpsPerSecond(try TestEnvironment.recordedFile(key: key).path)
+        let kbps = try MediaProbe.videoKbpsPerSecond(try TestEnvironment.closedRecording(key: key))
         #expect(kbps.count >= 24, "nginx recorded \(kbps.count) s: \(kbps)")
         let start = kbps.dropFirst().prefix(2)
         let end = kbps.dropFirst(20).prefix(4)

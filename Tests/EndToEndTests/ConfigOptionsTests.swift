@@ -119,8 +119,7 @@ extension SharedScreen {
             ], timeoutSeconds: 30)
             #expect(result.exitCode == 0, "\(result)")
             #expect(!result.standardOutput.contains(key) && !result.standardError.contains(key))
-            Thread.sleep(forTimeInterval: 0.5)
-            for file in [try TestEnvironment.recordedFile(key: key).path, recording] {
+            for file in [try TestEnvironment.closedRecording(key: key), recording] {
                 let stream = try MediaProbe.videoStream(file)
                 let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
                 #expect(stream["width"] == "320" && stream["height"] == "240" && (60...95).contains(frames), "\(file): \(stream)")

@@ -69,8 +69,7 @@ extension SharedScreen {
             for text in [result.standardOutput, result.standardError] {
                 #expect(!text.contains(key) && !text.contains(extraKey))
             }
-            Thread.sleep(forTimeInterval: 0.5)
-            let main = try TestEnvironment.recordedFile(key: key).path
+            let main = try TestEnvironment.closedRecording(key: key)
 
             // Bitrate: what nginx received, second by second.
             let video = try ReceivedStream.packets(main, stream: "v:0")

@@ -53,8 +53,7 @@ extension SharedScreen {
             #expect((seen["stateText"] as? String)?.contains("paused") == true, "\(seen)")
 
             // The button paused the stream nginx received: it ends on the pause picture.
-            Thread.sleep(forTimeInterval: 0.5)
-            let frames = try ReceivedStream.tinyFrames(try TestEnvironment.recordedFile(key: key).path)
+            let frames = try ReceivedStream.tinyFrames(try TestEnvironment.closedRecording(key: key))
             let isRed = frames.map { Int($0[15]) > 180 && Int($0[16]) < 80 && Int($0[17]) < 80 }
             let trailingRed = isRed.reversed().prefix { $0 }.count
             #expect(trailingRed >= 60, "the last \(trailingRed) frames show the pause picture (~3 s expected)")

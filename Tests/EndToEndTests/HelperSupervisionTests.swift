@@ -5,7 +5,7 @@ import TestSupport
 
 extension SharedScreen {
     /// `livepush screen` keeps its helper alive and ends cleanly: a killed helper is restarted
-    /// and the push goes on; Ctrl-C finishes everything within 2 s and leaves nothing behind.
+    /// and the push goes on; Ctrl-C finishes everything and leaves nothing behind (how fast: `make soak`).
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
                     "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
     struct HelperSupervisionTests {
@@ -29,45 +29,57 @@ extension SharedScreen {
             return !stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
         }
 
-        /// Video packet times (ms) of an FLV.
-        private func videoTimesMs(_ path: String) throws -> [Int] {
-            let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                           "packet=pts", "-of", "csv=p=0", path])
-            return result.standardOutput.split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        }
-
-        @Test func aKilledHelperIsRestartedAndTheStreamHasNoGapOverOneSecond() throws {
+        /// After each kill, nginx received the placeholder and then, within 5 s of the kill (stream
+        /// time), the painter's square live again: undimmed and moving, not a frozen or dimmed picture.
+        @Test func aKilledHelperIsRestartedAndTheLiveScreenIsBackAtTheReceiver() throws {
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "1e2a3a", "ffcc00", "120", "8"])
+            defer {
+                painter.closeInput()
+                _ = painter.finish()
+            }
             let key = UniqueName.make("killed")
             let screen = try start([try TestEnvironment.recordURL(key: key)])
             #expect(screen.waitForError("screen capture started"))
+            let file = try TestEnvironment.recordedFile(key: key).path
+            /// The stream time of the last picture nginx has written (-1 before the first).
+            func receivedMs() -> Int { ((try? FLVTagReader.lastVideoMs(file)) ?? nil) ?? -1 }
+            var faultsMs: [Int] = []
             for round in 1...3 {
-                Thread.sleep(forTimeInterval: 1)
-                guard let pid = helperPid(of: screen) else {
-                    Issue.record("no helper process in round \(round): \(screen.errorSoFar)")
-                    break
-                }
+                let since = faultsMs.last.map { $0 + 2500 } ?? 1500
+                try #require(waitUntil(timeoutSeconds: 60) { receivedMs() >= since },
+                             "round \(round): nginx has pictures up to \(receivedMs()) ms, not \(since): \(screen.errorSoFar)")
+                let pid = try #require(helperPid(of: screen), "no helper process in round \(round): \(screen.errorSoFar)")
+                faultsMs.append(receivedMs())
                 kill(pid, SIGKILL)
                 #expect(screen.waitForError("screen capture started", count: round + 1), "round \(round): \(screen.errorSoFar)")
             }
-            Thread.sleep(forTimeInterval: 1)
+            let lastFaultMs = try #require(faultsMs.last)
+            #expect(waitUntil(timeoutSeconds: 60) { receivedMs() >= lastFaultMs + 6000 }, "\(receivedMs()) ms received")
             screen.interrupt()
             let result = screen.finish()
             #expect(result.exitCode == 0, "\(result)")
             #expect(result.standardError.components(separatedBy: "was killed by signal 9 (SIGKILL)").count - 1 == 3,
                     "\(result.standardError)")
-            Thread.sleep(forTimeInterval: 0.5)
-            let times = try videoTimesMs(try TestEnvironment.recordedFile(key: key).path)
-            let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
-            #expect(times.count >= 100 && (gaps.max() ?? 0) <= 1000, "\(times.count) frames, largest gap \(gaps.max() ?? 0) ms")
+            let pictures = try ReceivedPictures.decode(file)
+            for faultMs in faultsMs {
+                let recovery = PainterSquare(minShare: 0.1).recovery(after: faultMs, in: pictures)
+                #expect(recovery.placeholderMs != nil && recovery.liveBackMs != nil, "\(recovery)")
+                #expect((recovery.liveBackMs ?? .max) <= 5000, "\(recovery)")
+            }
+            let gaps = zip(pictures.timesMs, pictures.timesMs.dropFirst()).map { $1 - $0 }
+            #expect(pictures.count >= 100, "\(pictures.count) pictures")
+            #expect(try #require(gaps.max()) <= 1000, "largest gap between pictures \(gaps.max() ?? -1) ms")
         }
 
-        @Test func ctrlCFinishesEverythingWithinTwoSecondsAndLeavesNothingBehind() throws {
+        @Test func ctrlCFinishesEverythingAndLeavesNothingBehind() throws {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ctrlc")).path + ".mp4"
             defer { try? FileManager.default.removeItem(atPath: path) }
             let key = UniqueName.make("ctrlc")
-            let screen = try start([path, try TestEnvironment.liveURL(key: key)])
+            let screen = try start([path, try TestEnvironment.recordURL(key: key)])
             #expect(screen.waitForError("screen capture started"))
-            Thread.sleep(forTimeInterval: 2)
+            let file = try TestEnvironment.recordedFile(key: key).path
+            #expect(waitUntil(timeoutSeconds: 30) { ((try? FLVTagReader.lastVideoMs(file)) ?? nil) ?? 0 >= 1500 },
+                    "nginx received no 1.5 s of pictures")
             let helper = helperPid(of: screen)
             let group = "screen-\(screen.processIdentifier)"
             let socketDirectory = (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/livepush"
@@ -78,9 +90,10 @@ extension SharedScreen {
             let result = screen.finish()
             let exitSeconds = Date().timeIntervalSince(interruptedAt)
             #expect(result.exitCode == 0, "\(result)")
-            #expect(exitSeconds < 2, "exited \(exitSeconds) s after SIGINT")
-            #expect(helper != nil, "no helper process was found while it ran")
-            if let helper { #expect(!isAlive(helper), "the helper \(helper) outlived the pusher") }
+            // How soon is a benchmark's figure (`make soak`: shutdown exit_ms); here a generous deadline.
+            #expect(exitSeconds < 20, "exited \(exitSeconds) s after SIGINT")
+            let helperPid = try #require(helper, "no helper process was found while it ran")
+            #expect(!isAlive(helperPid), "the helper \(helperPid) outlived the pusher")
             let socketsAfter = (try? FileManager.default.contentsOfDirectory(atPath: socketDirectory)) ?? []
             #expect(!socketsAfter.contains { $0.hasPrefix(group) }, "left behind: \(socketsAfter)")
             let probe = try MediaProbe.videoStream(path)
@@ -108,9 +121,8 @@ extension SharedScreen {
             let result = screen.finish()
             #expect(result.exitCode == 130, "\(result)")
             #expect(result.standardError.contains("interrupted again"))
-            Thread.sleep(forTimeInterval: 0.2)
-            #expect(helper != nil, "no helper process was found while it ran")
-            if let helper { #expect(!isAlive(helper), "the helper \(helper) outlived the pusher") }
+            let helperPid = try #require(helper, "no helper process was found while it ran")
+            #expect(waitUntil(timeoutSeconds: 10) { !isAlive(helperPid) }, "the helper \(helperPid) outlived the pusher")
         }
 
         @Test func aHelperThatKeepsFailingIsGivenUpOnWithAClearError() throws {
@@ -185,8 +197,7 @@ extension SharedScreen {
             _ = helper.finish()
             #expect(result.exitCode == 0, "\(result)")
             #expect(!result.standardError.contains(key) && !result.standardOutput.contains(key))
-            Thread.sleep(forTimeInterval: 0.5)
-            let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
+            let stream = try MediaProbe.videoStream(try TestEnvironment.closedRecording(key: key))
             #expect(stream["codec_name"] == "h264" && (Int(stream["nb_read_frames"] ?? "") ?? 0) >= 60, "\(stream)")
         }
     }

@@ -28,8 +28,7 @@ extension SharedScreen {
             #expect((2.0...3.5).contains(seconds), "pushed for \(seconds) s of about 3: \(end)")
             #expect(end.hasSuffix("of 320x240 at 30 fps to rtmp://127.0.0.1:\(try TestEnvironment.value("LIVEPUSH_TEST_RTMP_PORT", of: .rtmp))/record/****"), "\(end)")
             #expect(end.contains(" kB) of ") || end.contains(" MB) of "), "\(end)")
-            Thread.sleep(forTimeInterval: 0.5)
-            let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
+            let stream = try MediaProbe.videoStream(try TestEnvironment.closedRecording(key: key))
             #expect(stream["codec_name"] == "h264" && stream["width"] == "320" && stream["height"] == "240")
             let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
             #expect((70...95).contains(frames), "nginx recorded \(frames) frames of about 90")

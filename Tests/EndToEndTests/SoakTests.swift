@@ -19,7 +19,8 @@ struct SoakTests {
         for line in result.standardOutput.split(separator: "\n") {
             let words = line.split(separator: " ")
             guard words.count > 2 else { continue }
-            let name = words[0] == "fault" ? String(words[1]) : String(words[0])
+            let name = words[0] == "fault" ? String(words[1])
+                : words[0] == "live-back" ? "live-back " + words[1] : String(words[0])
             var values: [String: String] = [:]
             for word in words where word.contains("=") {
                 let pair = word.split(separator: "=", maxSplits: 1)
@@ -32,12 +33,19 @@ struct SoakTests {
             #expect(line["n"] == count && line["survived"] == count, "\(kind): \(line)")
             #expect(Double(line["rss_growth_pct"] ?? "") ?? 100 <= 10, "\(kind): \(line)")
             #expect(Int(line["fd_growth"] ?? "") ?? 100 <= 0, "\(kind): \(line)")
-            if kind.hasPrefix("helper") {
-                #expect(Int(line["max_gap_ms"] ?? "") ?? 10000 <= 1000, "\(kind): \(line)")
-            }
+            #expect(Int(line["max_gap_ms"] ?? "") ?? 10000 <= (kind.hasPrefix("helper") ? 1000 : 5000), "\(kind): \(line)")
+        }
+        // The painter's square live again at nginx after each helper fault: within 5 s of a kill,
+        // 12 s of a hang (its detection included) and 12 s of a garbage helper (two restarts).
+        for (kind, count, limitMs) in [("helper-kill", "10", 5000), ("helper-hang", "1", 12000),
+                                       ("helper-garbage", "2", 12000)] {
+            let line = fields["live-back " + kind] ?? [:]
+            #expect(line["n"] == count && line["back"] == count, "live-back \(kind): \(line)")
+            #expect(Int(line["max_ms"] ?? "") ?? .max <= limitMs, "live-back \(kind): \(line)")
         }
         let shutdown = fields["shutdown"] ?? [:]
-        #expect(Int(shutdown["exit_ms"] ?? "") ?? 10000 < 2000 && shutdown["exit_code"] == "0", "\(shutdown)")
+        // exit_ms is the benchmark's figure; the test only needs the exit to come (a generous bound).
+        #expect(Int(shutdown["exit_ms"] ?? "") ?? .max < 20000 && shutdown["exit_code"] == "0", "\(shutdown)")
         #expect(shutdown["orphan_helpers"] == "0" && shutdown["stale_socket"] == "0", "\(shutdown)")
         let recording = fields["recording"] ?? [:]
         #expect(recording["decoded"] == "yes" && (Int(recording["frames"] ?? "") ?? 0) > 1000, "\(recording)")

@@ -193,7 +193,9 @@ final class SignalHelper: @unchecked Sendable {
             $0.enableVolumeEvaluation(intervalMs: 100)
         })
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let level = AudioAnalysis.rmsDbfs(try AudioAnalysis.decodeMono(path))
+        let samples = try AudioAnalysis.decodeMono(path)
+        #expect(samples.count >= 72000, "\(samples.count) samples decoded for about 2 s")  // silence, not nothing
+        let level = AudioAnalysis.rmsDbfs(samples)
         #expect(level < -80, "muted before capture started, the recording is at \(level) dBFS")
         let updates = observer.lock.withLock { observer.volumeUpdates }
         #expect(updates >= 15, "\(updates) volume updates in about 2.5 s at 100 ms")
@@ -216,7 +218,9 @@ final class SignalHelper: @unchecked Sendable {
         observer.silenceFromMs = 0
         let path = try record(seconds: 2, observer: observer, sound: sine(440))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(AudioAnalysis.rmsDbfs(try AudioAnalysis.decodeMono(path)) < -80)
+        let samples = try AudioAnalysis.decodeMono(path)
+        #expect(samples.count >= 72000, "\(samples.count) samples decoded for about 2 s")  // silence, not nothing
+        #expect(AudioAnalysis.rmsDbfs(samples) < -80)
     }
 
     /// Flash and beep: every second the helper shows white for 100 ms and plays a 100 ms
@@ -240,8 +244,7 @@ final class SignalHelper: @unchecked Sendable {
         let key = UniqueName.make("sync")
         let path = try record(seconds: 5, picture: Self.flash, sound: Self.beep, pushURL: try TestEnvironment.recordURL(key: key))
         try? FileManager.default.removeItem(atPath: path)
-        Thread.sleep(forTimeInterval: 0.5)
-        let offsetsMs = try avOffsetsMs(try TestEnvironment.recordedFile(key: key).path)
+        let offsetsMs = try avOffsetsMs(try TestEnvironment.closedRecording(key: key))
         #expect(offsetsMs.count >= 2 && abs(median(offsetsMs)) <= 40, "audio minus video onsets (ms): \(offsetsMs)")
         print("A/V offset at nginx (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
     }

@@ -130,12 +130,11 @@ import TestSupport
         Thread.sleep(forTimeInterval: 1)
         #expect(pusher.placeholderShown == nil)
         kill(helper.processIdentifier, SIGSTOP)
+        // How soon is a benchmark's figure (`make soak`: detect helper-hang); here a generous deadline.
         let stoppedAt = Date()
-        while !observer.all.contains("stopped(1)") && Date().timeIntervalSince(stoppedAt) < 6 { Thread.sleep(forTimeInterval: 0.05) }
-        let detectedAfter = Date().timeIntervalSince(stoppedAt)
-        #expect(observer.all.contains("stopped(1)") && detectedAfter < 4.5, "after \(detectedAfter) s: \(observer.all)")
-        Thread.sleep(forTimeInterval: 0.2)
-        #expect(pusher.placeholderShown == "helperLost")
+        let detected = waitUntil(timeoutSeconds: 30) { observer.all.contains("stopped(1)") }
+        #expect(detected, "not detected after \(Date().timeIntervalSince(stoppedAt)) s: \(observer.all)")
+        #expect(waitUntil(timeoutSeconds: 5) { pusher.placeholderShown == "helperLost" }, "\(pusher.placeholderShown ?? "none")")
         kill(helper.processIdentifier, SIGCONT)
         _ = helper.finish()  // it finds the pusher gone and exits
         pusher.destroy()

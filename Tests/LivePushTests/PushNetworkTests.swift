@@ -73,7 +73,7 @@ struct PushNetworkTests {
         Thread.sleep(forTimeInterval: 10)
         let throttled = observer.figures
         proxy.rateKbps = 0  // the network recovers
-        Thread.sleep(forTimeInterval: 8)
+        Thread.sleep(forTimeInterval: 12)
         pusher.stopPush()
         helper.stop()
         pusher.destroy()
@@ -81,15 +81,33 @@ struct PushNetworkTests {
         let lowest = throttled.map(\.encoderBitrateKbps).filter { $0 > 0 }.min() ?? 0
         #expect(lowest < 1000 && lowest >= 300, "the bitrate went down to \(lowest) kbps (min 300): \(throttled.map(\.encoderBitrateKbps))")
         #expect(throttled.map(\.framesDropped).reduce(0, +) > 0 || lowest < 700, "neither drops nor a lower bitrate")
-        #expect(throttled.map(\.queueMs).max() ?? 0 < 4000, "the queue stays bounded: \(throttled.map(\.queueMs))")
+        #expect(!throttled.isEmpty && throttled.map(\.queueMs).max() ?? 0 < 4000,
+                "the queue stays bounded: \(throttled.map(\.queueMs))")
         #expect(observer.all.contains("warning(\(LivePushWarningCode.networkBusy))"), "\(observer.all)")
         let final = observer.figures.last?.encoderBitrateKbps ?? 0
         #expect(final > lowest, "after the network recovered the bitrate climbed from \(lowest) to \(final) kbps")
+        // At nginx: the video bitrate under the throttle, and after it (stream time, from the FLV's
+        // video tags), and a clean decode of every dropped-up-to-the-next-keyframe stretch.
+        let file = try TestEnvironment.closedRecording(key: key)
+        let kbps = FLVTagReader.videoKbpsPerWindow(try FLVTagReader.tags(file))
+        print("throttle test: video kbps per second at nginx: \(kbps)")
+        #expect(kbps.count >= 19, "nginx recorded \(kbps.count) s of video: \(kbps)")
+        #expect(kbps.first ?? 0 >= 1000, "the first second at nginx was not near the initial 1500 kbps: \(kbps)")
+        let throttledKbps = kbps.dropFirst(4).prefix(5), freedKbps = kbps.dropLast().suffix(4)  // the last is partial
+        let throttledMean = throttledKbps.reduce(0, +) / max(1, throttledKbps.count)
+        let freedMean = freedKbps.reduce(0, +) / max(1, freedKbps.count)
+        #expect(throttledKbps.count == 5 && throttledMean <= 500, "seconds 4-8 under the 500 kbps throttle: \(kbps)")
+        // Auto bitrate climbs a tenth of the target (150 kbps) every 3 s: more than the throttle lets
+        // through, and at least a step above the throttled rate over the last 4 whole seconds.
+        let comparison = "the last 4 s after the throttle (\(freedMean) kbps) against seconds 4-8 under it "
+            + "(\(throttledMean) kbps): \(kbps)"
+        #expect(freedKbps.count == 4 && freedKbps.max() ?? 0 > 500, "\(comparison)")
+        #expect(freedMean >= throttledMean + 150, "\(comparison)")
+        #expect(try MediaProbe.decodeErrors(file) == "", "nginx's recording does not decode cleanly")
         // Audio never dropped: nginx recorded every AAC frame, 1024 samples (21.3 ms) apart.
-        Thread.sleep(forTimeInterval: 0.5)
-        let audio = try packetTimesMs(try TestEnvironment.recordedFile(key: key).path, stream: "a:0")
+        let audio = try packetTimesMs(file, stream: "a:0")
         let gaps = zip(audio, audio.dropFirst()).map { $1 - $0 }
-        #expect(audio.count > 500, "\(audio.count) audio packets for about 17 s")
+        #expect(audio.count > 500, "\(audio.count) audio packets for about 21 s")
         #expect(gaps.allSatisfy { (20...23).contains($0) }, "audio gaps: \(gaps.filter { !(20...23).contains($0) })")
     }
 
@@ -107,13 +125,19 @@ struct PushNetworkTests {
         pusher.stopPush()
         helper.stop()
         pusher.destroy()
-        Thread.sleep(forTimeInterval: 0.5)
-        let fast = try packetTimesMs(try TestEnvironment.recordedFile(key: fastKey).path, stream: "v:0")
-        let slow = try packetTimesMs(try TestEnvironment.recordedFile(key: slowKey).path, stream: "v:0")
+        let fastFile = try TestEnvironment.closedRecording(key: fastKey)
+        let slowFile = try TestEnvironment.closedRecording(key: slowKey)
+        let fast = try packetTimesMs(fastFile, stream: "v:0")
+        let slow = try packetTimesMs(slowFile, stream: "v:0")
         let fastGaps = zip(fast, fast.dropFirst()).map { $1 - $0 }
         #expect(fast.count >= 200, "the fast destination got \(fast.count) frames of about 240")
         #expect(fastGaps.allSatisfy { $0 <= 40 }, "the fast destination lost frames: \(fastGaps.filter { $0 > 40 })")
         #expect(slow.count < fast.count * 3 / 4, "the slow one dropped: \(slow.count) vs \(fast.count) frames")
+        // 300 kbps for about 8 s holds a few seconds of 320x240 video: the slow one got pictures,
+        // and each stretch dropped up to the next keyframe decodes without an error.
+        #expect(slow.count >= 30, "the slow destination received \(slow.count) frames")
+        #expect(try MediaProbe.decodeErrors(slowFile) == "")
+        #expect(try MediaProbe.decodeErrors(fastFile) == "")
     }
 
     @Test func aNetworkUnderTheMinimumBitrateShowsThePoorNetworkPictureUntilItRecovers() throws {
@@ -170,6 +194,7 @@ struct PushNetworkTests {
         let file = nginx.recordDirectory + "/\(key).flv"
         let video = try packetTimesMs(file, stream: "v:0"), audio = try packetTimesMs(file, stream: "a:0")
         #expect(video.count >= 60 && audio.count >= 100, "\(video.count) video, \(audio.count) audio packets")
+        #expect(try MediaProbe.decodeErrors(file) == "", "the stream after the reconnect does not decode cleanly")
     }
 
     @Test func aSecondPublisherOnAKeyInUseIsRejectedWithoutRetries() throws {

@@ -64,8 +64,7 @@ struct RTMPPublishTests {
         let publisher = try RTMPPublisher(url: try RTMPURL(try TestEnvironment.recordURL(key: key)))
         try publish(publisher)
         publisher.finish()
-        Thread.sleep(forTimeInterval: 0.5)
-        let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
+        let stream = try MediaProbe.videoStream(try TestEnvironment.closedRecording(key: key))
         #expect(stream["codec_name"] == "h264" && stream["width"] == "320" && stream["height"] == "240")
         let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
         #expect(frames >= 55, "nginx recorded \(frames) of 60 frames")

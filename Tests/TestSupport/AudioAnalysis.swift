@@ -49,6 +49,16 @@ public enum AudioAnalysis {
         return 20 * log10(max(amplitude, 1e-12) / 2.squareRoot())
     }
 
+    /// The tone's level (dBFS) in each whole window of `windowSamples`, and their median (nil
+    /// for fewer samples than one window). A short dropout lowers one window, not the median.
+    public static func toneLevelsDbfs(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double,
+                                      windowSamples: Int = 4800) -> (windows: [Double], median: Double?) {
+        let windows = stride(from: 0, through: samples.count - windowSamples, by: windowSamples).map {
+            toneLevelDbfs(Array(samples[$0..<$0 + windowSamples]), frequencyHz: frequencyHz, sampleRateHz: sampleRateHz)
+        }
+        return (windows, windows.isEmpty ? nil : windows.sorted()[windows.count / 2])
+    }
+
     /// Root-mean-square level in dB relative to full scale (a full-scale sine is -3 dBFS); -inf for silence.
     public static func rmsDbfs(_ samples: [Float]) -> Double {
         guard !samples.isEmpty else { return -.infinity }

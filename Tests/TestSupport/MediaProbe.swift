@@ -42,6 +42,14 @@ public enum MediaProbe {
         return count
     }
 
+    /// What ffmpeg reports decoding every stream of `path` to nothing (`-v error`): empty for a
+    /// clean file. A file ffmpeg cannot open at all is an error, never an empty report.
+    public static func decodeErrors(_ path: String) throws -> String {
+        let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+        guard result.exitCode == 0 else { throw Failed(result: result) }
+        return result.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// True for what ffmpeg says about a file that simply stops (the tail a `kill -9` cut off), as
     /// opposed to damage inside it.
     public static func isTruncatedTail(_ line: String) -> Bool {

@@ -1,0 +1,2 @@
+/// Tests measure what a receiver got with ReceivedMedia (FLV tags, decoded pictures).
+@_exported import ReceivedMedia
