@@ -35,22 +35,34 @@ enum PipeWireCaptureLoop {
             do {
                 var portalOptions = ScreenCastPortalOptions()
                 portalOptions.sourceTypes = request.pipeWire.portalSourceTypes
-                portalOptions.cursorAsMetadata = request.drawCursor
+                portalOptions.wantsCursor = request.drawCursor
                 portalOptions.restoresSelection = request.pipeWire.restoresSelection
+                portalOptions.stopRequested = { stopRequested.load(ordering: .relaxed) }
                 let session = try ScreenCastPortal.start(portalOptions)
                 portalSession = session
                 options = PipeWireScreenOptions(target: .node(session.nodeID))
                 options.remote = .descriptor(session.takeRemoteDescriptor())
-                sourceInfo = "{\"source\":\"pipewire\",\"portal\":true,\"node\":\(session.nodeID)}"
+                // Cursor metadata is asked of the stream only when the portal sends it.
+                options.drawCursor = session.cursorMode == .metadata && request.drawCursor
+                let cursorMode = session.cursorMode?.name ?? "unspecified"
+                sourceInfo = "{\"source\":\"pipewire\",\"portal\":true,\"node\":\(session.nodeID),"
+                    + "\"cursor_mode\":\"\(cursorMode)\"}"
+                if let notice = session.cursorNotice { CaptureLoop.note(notice) }
                 if let warning = session.tokenWarning { CaptureLoop.warn(warning) }
+            } catch .interrupted(let method) {
+                CaptureLoop.note(ScreenCastPortalError.interrupted(method: method).description)
+                return .success
+            } catch .sourceTypeUnavailable(let wanted, let available) {
+                return CaptureLoop.failConfiguration(
+                    ScreenCastPortalError.sourceTypeUnavailable(wanted: wanted, available: available).description)
             } catch {
                 return CaptureLoop.fail(error.description)
             }
         default:
             options = PipeWireScreenOptions(target: request.pipeWire.target!)
+            options.drawCursor = request.drawCursor
             sourceInfo = ""
         }
-        options.drawCursor = request.drawCursor
         let stream: PipeWireScreenStream
         do {
             stream = try PipeWireScreenStream(options: options)
