@@ -29,7 +29,7 @@ test: bootstrap
 	$(SWIFT) build --build-tests
 	rm -f .build/test-results*.xml
 	status=0; \
-	tools/testenv run -- $(SWIFT) test --xunit-output .build/test-results.xml || status=1; \
+	tools/testenv run --wayland -- $(SWIFT) test --xunit-output .build/test-results.xml || status=1; \
 	tools/fuzz/run $(FUZZ_SECONDS) || status=1; \
 	tools/test-summary .build/test-results*.xml || status=1; \
 	exit $$status
