@@ -64,7 +64,7 @@ class Approver:
             del self.pending[message.get_reply_serial()]
             self.approved += 1
             with open(self.log, "a") as f:
-                f.write("approved %d\n" % self.approved)
+                f.write("%s %d\n" % ("approved" if message.get_type() == 2 else "error", self.approved))
         return None
 
     def attempt(self, serial):
