@@ -136,7 +136,8 @@ enum PipeWireCaptureLoop {
             if request.reportsStats {
                 CaptureLoop.note("stats frames=\(endpoint.framesPublished) dropped=\(stream.framesWithoutDestination) "
                     + "corrupted=\(stream.corruptedFramesDropped) unchanged_buffers=\(stream.unchangedBuffers) "
-                    + "copy_ms_p50=\(stream.copyMs(percentile: 0.5)) copy_ms_p99=\(stream.copyMs(percentile: 0.99))")
+                    + "copy_ms_p50=\(stream.copyMs(percentile: 0.5)) copy_ms_p99=\(stream.copyMs(percentile: 0.99)) "
+                    + "buffer_type=\(stream.bufferType) transfer=copy")
             }
         }
         var lastLayout: (PixelFormat, Int, Int)?
