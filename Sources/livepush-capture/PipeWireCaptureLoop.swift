@@ -79,7 +79,8 @@ enum PipeWireCaptureLoop {
         CaptureLoop.note("capturing PipeWire node \(stream.node.id) '\(stream.node.name)': \(stream.format)")
         var restarting = false
         while true {
-            switch runSession(request, stream: stream, sourceInfo: sourceInfo, restarting: restarting) {
+            switch runSession(request, stream: stream, sourceInfo: sourceInfo, restarting: restarting,
+                              fromPortal: portalSession != nil) {
             case .finished(let code): return code
             case .restart: restarting = true
             }
@@ -108,7 +109,7 @@ enum PipeWireCaptureLoop {
     }
 
     private static func runSession(_ request: CaptureRequest, stream: PipeWireScreenStream, sourceInfo: String,
-                                   restarting: Bool) -> SessionEnd
+                                   restarting: Bool, fromPortal: Bool) -> SessionEnd
     {
         let askedSize = stream.format
         var configuration = HelperEndpointConfiguration(
@@ -174,6 +175,12 @@ enum PipeWireCaptureLoop {
                 switch event {
                 case .idle, .needsDestination:
                     continue  // a slot is asked for at the top of the loop
+                case .sourceClosed(let text) where fromPortal && WaylandCompositor.exited(withinMs: 500):
+                    // Not the user ending the share: the desktop itself is gone. Lost, not closed.
+                    let lost = text + ": the Wayland compositor exited (\(WaylandCompositor.socketPath!) accepts no "
+                        + "connection); the screen cast is lost"
+                    endpoint.finish(.sourceLost, text: lost)
+                    return .finished(CaptureLoop.fail(lost))
                 case .sourceClosed(let text):
                     endpoint.finish(.sourceClosed, text: text)
                     CaptureLoop.note(text)
