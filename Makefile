@@ -56,6 +56,9 @@ bench: build
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
 # control benchmark (issue 14): control-socket round trip, preview JPEG, event line.
 	$(RELEASE_BIN)/livepush-bench control --runs 3
+# portal capture (issue 21) on the real desktop of testenv --wayland, as its user, against pipewiresrc.
+	tools/testenv run --wayland --no-x11 --no-nginx --no-pipewire -- \
+	    sh -c '"$$LIVEPUSH_TEST_WAYLAND_AS_USER" $(abspath $(RELEASE_BIN))/livepush-bench portal --runs 3'
 
 # The fault script of issue 8 on one push, in a private test environment: 50 helper kills,
 # 5 hangs, 5 helpers that break the protocol mid-stream, 10 nginx restarts, then Ctrl-C. One line

@@ -12,6 +12,7 @@ let usage = """
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench control [--count N] [--runs N]
+           livepush-bench portal [--seconds N] [--runs N]   (as the desktop's user: $LIVEPUSH_TEST_WAYLAND_AS_USER)
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -53,6 +54,12 @@ let usage = """
       capture pipewire 1920x1080 fps=<n> copy_ms_p50=<n> helper_cpu_pct=<n>
       gst pipewiresrc 1920x1080 cpu_pct=<n>
 
+    portal: livepush-capture --source portal on the real desktop of tools/testenv run --wayland (the
+    compositor's output, 1280x720), then GStreamer's pipewiresrc ! videoconvert ! fakesink on the node
+    that portal session granted:
+      capture portal 1280x720 fps=<n> copy_ms_p50=<n> helper_cpu_pct=<n>
+      gst pipewiresrc portal 1280x720 cpu_pct=<n>
+
     push: `livepush push`, ffmpeg's x11grab and GStreamer's ximagesrc pipelines each pushing the moving
     1080p30 screen (with a time code drawn by x11-paint) to the test nginx-rtmp; a receiver pulls the
     stream back and reads the code (run inside tools/testenv run --screen 1920x1080 -- ...):
@@ -83,6 +90,8 @@ case "audio":  // AudioBenchmark.swift
     AudioBenchmark.main(Array(arguments.dropFirst()))
 case "pipewire":
     PipeWireBenchmark.main(Array(arguments.dropFirst()))
+case "portal":  // portal capture on a real desktop (issue 21)
+    PortalBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":
     WakeFloor.send(Array(arguments.dropFirst()))
 case "soak":
