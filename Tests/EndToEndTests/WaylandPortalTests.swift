@@ -115,4 +115,33 @@ struct WaylandPortalTests {
         #expect(try MediaProbe.decodedFrameCount(directory + "/second.mkv") >= 20)
         #expect(FileManager.default.fileExists(atPath: tokenPath))
     }
+
+    /// The cursor modes this portal offers (7) as asked for by livepush, seen on the desktop's bus
+    /// (dbus-monitor): metadata by default, hidden with --no-cursor; the real portal takes both.
+    @Test func cursorModeAskedOfTheRealPortalIsMetadataByDefaultAndHiddenWithNoCursor() throws {
+        let directory = try desktopUserDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let monitor = try ProcessRunner.start("dbus-monitor", [
+            "--address", try TestEnvironment.value("LIVEPUSH_TEST_WAYLAND_BUS", of: .wayland),
+            "type='method_call',interface='org.freedesktop.portal.ScreenCast',member='SelectSources'",
+        ])
+        defer {
+            kill(monitor.processIdentifier, SIGKILL)  // it may ignore SIGINT and SIGTERM as started here
+            _ = monitor.finish()
+        }
+        #expect(monitor.waitForLine(startingWith: "signal", timeoutSeconds: 10) != nil, "dbus-monitor did not start")
+        for (name, extra) in [("metadata", [String]()), ("hidden", ["--no-cursor"])] {
+            let path = directory + "/\(name).mkv"
+            let result = try livepushAsDesktopUser(["screen", "--source", "portal", "--no-restore", "--resolution",
+                                                    "640x360", "--duration", "2", path] + extra, in: directory)
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(!result.standardError.contains("cursor modes"), "no fallback notice: \(result)")
+            #expect(try MediaProbe.decodedFrameCount(path) >= 20)
+        }
+        // dbus-monitor prints each dictionary entry as `string "cursor_mode"` and then `variant uint32 N`.
+        let lines = monitor.outputSoFar.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        let modes = lines.indices.filter { lines[$0] == "string \"cursor_mode\"" && $0 + 1 < lines.count }
+            .map { lines[$0 + 1] }
+        #expect(modes == ["variant uint32 4", "variant uint32 1"], "SelectSources' cursor_mode: \(modes)")
+    }
 }
