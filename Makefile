@@ -29,7 +29,7 @@ test: bootstrap
 	$(SWIFT) build --build-tests
 	rm -f .build/test-results*.xml
 	status=0; \
-	tools/testenv run -- $(SWIFT) test --xunit-output .build/test-results.xml || status=1; \
+	tools/testenv run --wayland -- $(SWIFT) test --xunit-output .build/test-results.xml || status=1; \
 	tools/fuzz/run $(FUZZ_SECONDS) || status=1; \
 	tools/test-summary .build/test-results*.xml || status=1; \
 	exit $$status
@@ -68,6 +68,9 @@ bench: build
 	$(RELEASE_BIN)/livepush-bench picture --runs 3
 # adaptive resolution (issue 16b): what one size change costs the video thread.
 	$(RELEASE_BIN)/livepush-bench resolution --runs 3
+# portal capture (issue 21) on the real desktop of testenv --wayland, as its user, against pipewiresrc.
+	tools/testenv run --wayland --no-x11 --no-nginx --no-pipewire -- \
+	    sh -c '"$$LIVEPUSH_TEST_WAYLAND_AS_USER" $(abspath $(RELEASE_BIN))/livepush-bench portal --runs 3'
 
 # The fault script of issue 8 on one push, in a private test environment: 50 helper kills,
 # 5 hangs, 5 helpers that break the protocol mid-stream, 10 nginx restarts, then Ctrl-C. One line

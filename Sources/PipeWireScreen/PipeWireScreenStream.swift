@@ -59,6 +59,18 @@ public final class PipeWireScreenStream {
     /// Buffers whose damage metadata said nothing changed.
     public var unchangedBuffers: Int { state.withLock { state.unchangedBuffers } }
 
+    /// The kind of memory of the last picture's buffer: "memfd", "memptr" (both shared memory,
+    /// copied once into the ring), "dmabuf", or "none" before any picture.
+    public var bufferType: String {
+        switch state.withLock({ state.lastDataType }) {
+        case SPA_DATA_MemPtr.rawValue: return "memptr"
+        case SPA_DATA_MemFd.rawValue: return "memfd"
+        case SPA_DATA_DmaBuf.rawValue: return "dmabuf"
+        case 0: return "none"
+        case let other: return "type\(other)"
+        }
+    }
+
     /// Frames that arrived while no destination was offered (the pusher held every slot).
     public var framesWithoutDestination: Int { state.withLock { state.droppedWithoutTarget } }
 
@@ -184,6 +196,8 @@ final class ScreenStreamState {
     var copyDurationsNs = [UInt64](repeating: 0, count: 4096)
     var copies = 0
     var corruptedDropped = 0
+    /// spa_data type of the last buffer with a picture (0: none yet).
+    var lastDataType: UInt32 = 0
     var unchangedBuffers = 0
     var cursor = CursorState()
 
@@ -490,6 +504,7 @@ final class ScreenStreamState {
             corruptedDropped += 1
             return false
         }
+        lastDataType = datas[0].type
         return datas[0].data != nil && datas[0].chunk.pointee.size > 0
     }
 

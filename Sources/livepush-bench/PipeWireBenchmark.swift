@@ -1,7 +1,6 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
-import Synchronization
 
 /// PipeWire capture: a 1920x1080 BGRx producer at 30 fps (tools/testclients/pw-video-source.c) on
 /// the PipeWire daemon of the environment, consumed in turn by `livepush-capture --source pipewire`
@@ -82,22 +81,9 @@ enum PipeWireBenchmark {
 
     /// livepush-capture on the producer into an endpoint whose consumer borrows and releases each frame.
     static func measureHelper(target: String, seconds: Double) throws -> (fps: Double, copyMs: Double, cpu: Double) {
-        let runtime = "/tmp/lpb-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        mkdir(runtime, 0o700)
-        defer { try? FileManager.default.removeItem(atPath: runtime) }
-        let frames = Atomic<Int>(0)
-        let box = Mutex<PusherEndpoint?>(nil)
-        var configuration = PusherEndpointConfiguration(group: "pipewire")
-        configuration.runtimeDirectory = runtime
-        configuration.fps = 30
-        let endpoint = try PusherEndpoint(configuration: configuration) { event in
-            if case .frame = event {
-                box.withLock { $0 }?.acquireLatestFrame()?.release()
-                frames.add(1, ordering: .relaxed)
-            }
-        }
-        box.withLock { $0 = endpoint }
-        defer { endpoint.stop() }
+        let consumer = try CountingEndpoint(group: "pipewire")
+        defer { consumer.stop() }
+        let runtime = consumer.runtime
         let helper = Process()
         helper.executableURL = BenchSupport.sibling("livepush-capture")
         helper.arguments = ["--group", "pipewire", "--source", "pipewire", "--target", target, "--no-cursor", "--stats"]
@@ -109,12 +95,12 @@ enum PipeWireBenchmark {
         getrusage(RUSAGE_CHILDREN.rawValue, &before)
         try helper.run()
         Thread.sleep(forTimeInterval: 1)  // connect and settle
-        let startFrames = frames.load(ordering: .relaxed)
+        let startFrames = consumer.count
         let started = Date()
         Thread.sleep(forTimeInterval: seconds)
-        let counted = frames.load(ordering: .relaxed) - startFrames
+        let counted = consumer.count - startFrames
         let elapsed = Date().timeIntervalSince(started)
-        endpoint.requestStop(text: "benchmark done")
+        consumer.endpoint.requestStop(text: "benchmark done")
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         helper.waitUntilExit()
         var after = rusage()

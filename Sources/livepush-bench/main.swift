@@ -16,6 +16,7 @@ let usage = """
            livepush-bench picture [--count N] [--runs N]
            livepush-bench resolution [--count N] [--runs N]
            livepush-bench alloc --painter PATH --shim PATH [--seconds N] [--warmup N] [--runs N]
+           livepush-bench portal [--seconds N] [--runs N]   (as the desktop's user: $LIVEPUSH_TEST_WAYLAND_AS_USER)
            livepush-bench link-helper ...   (the helper process the link benchmark starts)
 
     link: a helper process sends BGRx frames through Capture Link to a consumer in this
@@ -56,6 +57,12 @@ let usage = """
     pipewiresrc ! videoconvert ! fakesink:
       capture pipewire 1920x1080 fps=<n> copy_ms_p50=<n> helper_cpu_pct=<n>
       gst pipewiresrc 1920x1080 cpu_pct=<n>
+
+    portal: livepush-capture --source portal on the real desktop of tools/testenv run --wayland (the
+    compositor's output, 1280x720), then GStreamer's pipewiresrc ! videoconvert ! fakesink on the node
+    that portal session granted:
+      capture portal 1280x720 fps=<n> copy_ms_p50=<n> helper_cpu_pct=<n>
+      gst pipewiresrc portal 1280x720 cpu_pct=<n>
 
     push: `livepush push`, ffmpeg's x11grab and GStreamer's ximagesrc pipelines each pushing the moving
     1080p30 screen (with a time code drawn by x11-paint) to the test nginx-rtmp; a receiver pulls the
@@ -114,6 +121,8 @@ case "audio":  // AudioBenchmark.swift
     AudioBenchmark.main(Array(arguments.dropFirst()))
 case "pipewire":
     PipeWireBenchmark.main(Array(arguments.dropFirst()))
+case "portal":  // portal capture on a real desktop (issue 21)
+    PortalBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":
     WakeFloor.send(Array(arguments.dropFirst()))
 case "soak":

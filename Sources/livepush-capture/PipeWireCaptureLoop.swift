@@ -35,22 +35,34 @@ enum PipeWireCaptureLoop {
             do {
                 var portalOptions = ScreenCastPortalOptions()
                 portalOptions.sourceTypes = request.pipeWire.portalSourceTypes
-                portalOptions.cursorAsMetadata = request.drawCursor
+                portalOptions.wantsCursor = request.drawCursor
                 portalOptions.restoresSelection = request.pipeWire.restoresSelection
+                portalOptions.stopRequested = { stopRequested.load(ordering: .relaxed) }
                 let session = try ScreenCastPortal.start(portalOptions)
                 portalSession = session
                 options = PipeWireScreenOptions(target: .node(session.nodeID))
                 options.remote = .descriptor(session.takeRemoteDescriptor())
-                sourceInfo = "{\"source\":\"pipewire\",\"portal\":true,\"node\":\(session.nodeID)}"
+                // Cursor metadata is asked of the stream only when the portal sends it.
+                options.drawCursor = session.cursorMode == .metadata && request.drawCursor
+                let cursorMode = session.cursorMode?.name ?? "unspecified"
+                sourceInfo = "{\"source\":\"pipewire\",\"portal\":true,\"node\":\(session.nodeID),"
+                    + "\"cursor_mode\":\"\(cursorMode)\"}"
+                if let notice = session.cursorNotice { CaptureLoop.note(notice) }
                 if let warning = session.tokenWarning { CaptureLoop.warn(warning) }
+            } catch .interrupted(let method) {
+                CaptureLoop.note(ScreenCastPortalError.interrupted(method: method).description)
+                return .success
+            } catch .sourceTypeUnavailable(let wanted, let available) {
+                return CaptureLoop.failConfiguration(
+                    ScreenCastPortalError.sourceTypeUnavailable(wanted: wanted, available: available).description)
             } catch {
                 return CaptureLoop.fail(error.description)
             }
         default:
             options = PipeWireScreenOptions(target: request.pipeWire.target!)
+            options.drawCursor = request.drawCursor
             sourceInfo = ""
         }
-        options.drawCursor = request.drawCursor
         let stream: PipeWireScreenStream
         do {
             stream = try PipeWireScreenStream(options: options)
@@ -67,7 +79,8 @@ enum PipeWireCaptureLoop {
         CaptureLoop.note("capturing PipeWire node \(stream.node.id) '\(stream.node.name)': \(stream.format)")
         var restarting = false
         while true {
-            switch runSession(request, stream: stream, sourceInfo: sourceInfo, restarting: restarting) {
+            switch runSession(request, stream: stream, sourceInfo: sourceInfo, restarting: restarting,
+                              fromPortal: portalSession != nil) {
             case .finished(let code): return code
             case .restart: restarting = true
             }
@@ -96,7 +109,7 @@ enum PipeWireCaptureLoop {
     }
 
     private static func runSession(_ request: CaptureRequest, stream: PipeWireScreenStream, sourceInfo: String,
-                                   restarting: Bool) -> SessionEnd
+                                   restarting: Bool, fromPortal: Bool) -> SessionEnd
     {
         let askedSize = stream.format
         var configuration = HelperEndpointConfiguration(
@@ -124,7 +137,8 @@ enum PipeWireCaptureLoop {
             if request.reportsStats {
                 CaptureLoop.note("stats frames=\(endpoint.framesPublished) dropped=\(stream.framesWithoutDestination) "
                     + "corrupted=\(stream.corruptedFramesDropped) unchanged_buffers=\(stream.unchangedBuffers) "
-                    + "copy_ms_p50=\(stream.copyMs(percentile: 0.5)) copy_ms_p99=\(stream.copyMs(percentile: 0.99))")
+                    + "copy_ms_p50=\(stream.copyMs(percentile: 0.5)) copy_ms_p99=\(stream.copyMs(percentile: 0.99)) "
+                    + "buffer_type=\(stream.bufferType) transfer=copy")
             }
         }
         var lastLayout: (PixelFormat, Int, Int)?
@@ -161,6 +175,12 @@ enum PipeWireCaptureLoop {
                 switch event {
                 case .idle, .needsDestination:
                     continue  // a slot is asked for at the top of the loop
+                case .sourceClosed(let text) where fromPortal && WaylandCompositor.exited(withinMs: 500):
+                    // Not the user ending the share: the desktop itself is gone. Lost, not closed.
+                    let lost = text + ": the Wayland compositor exited (\(WaylandCompositor.socketPath!) accepts no "
+                        + "connection); the screen cast is lost"
+                    endpoint.finish(.sourceLost, text: lost)
+                    return .finished(CaptureLoop.fail(lost))
                 case .sourceClosed(let text):
                     endpoint.finish(.sourceClosed, text: text)
                     CaptureLoop.note(text)

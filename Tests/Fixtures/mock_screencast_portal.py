@@ -15,6 +15,12 @@ given on the command line:
   --start-response N    0 granted (default), 1 cancelled by the user, 2 other failure
   --token-prefix TEXT   restore tokens handed out are TEXT-1, TEXT-2, ... (one per Start)
   --log FILE            one JSON line per call: {"method": ..., "options": {...}}
+  --cursor-modes N      AvailableCursorModes (bits: 1 hidden, 2 embedded, 4 metadata; default 7)
+  --source-types N      AvailableSourceTypes (bits: 1 monitor, 2 window; default 3)
+  --version N           the interface's version property (default 4)
+
+SelectSources refuses a cursor mode or source type it does not list, with the real portal's
+error (org.freedesktop.portal.Error.InvalidArgument "Unavailable cursor mode N").
 
 It prints "ready" on stdout once it owns the name, and runs until SIGTERM/SIGINT.
 Needs python3-dbus and python3-gi (tools/bootstrap installs them).
@@ -115,6 +121,14 @@ class Portal(dbus.service.Object):
         if str(session) not in self.sessions:
             raise dbus.exceptions.DBusException("unknown session " + session,
                                                 name="org.freedesktop.portal.Error.InvalidArgument")
+        mode = int(options.get("cursor_mode", 1))
+        if mode & self.options.cursor_modes == 0:
+            raise dbus.exceptions.DBusException("Unavailable cursor mode %d" % mode,
+                                                name="org.freedesktop.portal.Error.InvalidArgument")
+        types = int(options.get("types", 1))
+        if types & ~self.options.source_types:
+            raise dbus.exceptions.DBusException("Unsupported source type: %x" % types,
+                                                name="org.freedesktop.portal.Error.InvalidArgument")
         return self.request(sender, options["handle_token"], 0, {})
 
     @dbus.service.method(SCREENCAST, in_signature="osa{sv}", out_signature="o", sender_keyword="sender")
@@ -152,8 +166,9 @@ class Portal(dbus.service.Object):
 
     @dbus.service.method(dbus.PROPERTIES_IFACE, in_signature="s", out_signature="a{sv}")
     def GetAll(self, interface):
-        return {"version": dbus.UInt32(4), "AvailableSourceTypes": dbus.UInt32(3),
-                "AvailableCursorModes": dbus.UInt32(7)}
+        return {"version": dbus.UInt32(self.options.version),
+                "AvailableSourceTypes": dbus.UInt32(self.options.source_types),
+                "AvailableCursorModes": dbus.UInt32(self.options.cursor_modes)}
 
 
 def main():
@@ -163,6 +178,9 @@ def main():
     parser.add_argument("--start-response", type=int, default=0)
     parser.add_argument("--token-prefix", default="token")
     parser.add_argument("--log")
+    parser.add_argument("--cursor-modes", type=int, default=7)
+    parser.add_argument("--source-types", type=int, default=3)
+    parser.add_argument("--version", type=int, default=4)
     parser.add_argument("--pipewire-socket",
                         default=os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/run/user/%d" % os.getuid()),
                                              "pipewire-0"))

@@ -89,13 +89,18 @@ public final class MockScreenCastPortal: @unchecked Sendable {
     public let process: RunningCommand
     public let logPath: String
 
-    public init(nodeID: UInt32, startResponse: Int = 0, tokenPrefix: String = "token") throws {
+    /// `cursorModes` and `sourceTypes` are the bit masks it advertises (AvailableCursorModes,
+    /// AvailableSourceTypes); SelectSources refuses anything else, as the real portal does.
+    public init(nodeID: UInt32, startResponse: Int = 0, tokenPrefix: String = "token", cursorModes: Int = 7,
+                sourceTypes: Int = 3) throws
+    {
         _ = try TestEnvironment.value("DBUS_SESSION_BUS_ADDRESS", of: .pipewire)
         logPath = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("portal")).path + ".log"
         process = try ProcessRunner.start("/usr/bin/python3", [
             Repository.path("Tests/Fixtures/mock_screencast_portal.py"), "--node", String(nodeID),
             "--start-response", String(startResponse), "--token-prefix", tokenPrefix, "--log", logPath,
-            "--pipewire-socket", try PipeWireVideoSource.daemonSocket(),
+            "--pipewire-socket", try PipeWireVideoSource.daemonSocket(), "--cursor-modes", String(cursorModes),
+            "--source-types", String(sourceTypes),
         ])
         guard process.waitForLine(startingWith: "ready") != nil else {
             throw PipeWireVideoSource.Failed(what: "the mock portal did not start: \(process.finish())")

@@ -12,6 +12,8 @@ public enum TestEnvironment {
         /// The TLS front (nginx stream + ssl) before nginx-rtmp, and the test CA (issue 13).
         case rtmps
         case pipewire
+        /// A real Wayland desktop (mutter headless) and ScreenCast portal: `tools/testenv --wayland` (issue 21).
+        case wayland
 
         /// The variables tools/testenv writes for this part.
         public var variables: [String] {
@@ -25,6 +27,9 @@ public enum TestEnvironment {
             case .pipewire:
                 return ["XDG_RUNTIME_DIR", "LIVEPUSH_TEST_MIC", "LIVEPUSH_TEST_TONE_HZ", "LIVEPUSH_TEST_DESKTOP_SINK",
                         "LIVEPUSH_TEST_DESKTOP_TONE_HZ"]
+            case .wayland:
+                return ["LIVEPUSH_TEST_WAYLAND_BUS", "LIVEPUSH_TEST_WAYLAND_AS_USER", "LIVEPUSH_TEST_WAYLAND_APPROVALS",
+                        "LIVEPUSH_TEST_WAYLAND_SIZE"]
             }
         }
     }
