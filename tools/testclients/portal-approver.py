@@ -33,6 +33,13 @@ class Approver:
         self.log = log
         self.pending = {}  # serial of a Start call -> attempts made
         self.approved = 0
+        self.connect()
+
+    def connect(self):
+        """A remote desktop session with its keyboard. mutter closes it (with the monitor stream
+        beside it) whenever the monitor configuration changes (a rotated output), so it is made
+        again when a key press finds it gone."""
+        bus = self.bus
         remote = dbus.Interface(bus.get_object(MUTTER_RD, "/org/gnome/Mutter/RemoteDesktop"), MUTTER_RD)
         path = remote.CreateSession()
         session_object = bus.get_object(MUTTER_RD, path)
@@ -45,9 +52,17 @@ class Approver:
         dbus.Interface(bus.get_object(MUTTER_SC, cast_path), MUTTER_SC + ".Session").RecordMonitor(
             "", {"cursor-mode": dbus.UInt32(0)})
         self.keyboard.Start()
-        self.press("Shift")  # the first event of a new virtual keyboard is lost
+        self.press_keys("Shift")  # the first event of a new virtual keyboard is lost
 
     def press(self, chord):
+        try:
+            self.press_keys(chord)
+        except dbus.exceptions.DBusException as error:
+            print("remote desktop session gone (%s); making a new one" % error.get_dbus_name(), flush=True)
+            self.connect()
+            self.press_keys(chord)
+
+    def press_keys(self, chord):
         keys = [KEYSYMS[key] for key in chord.split("+")]
         for key in keys:
             self.keyboard.NotifyKeyboardKeysym(dbus.UInt32(key), True)
