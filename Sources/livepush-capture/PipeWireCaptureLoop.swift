@@ -29,6 +29,7 @@ enum PipeWireCaptureLoop {
 
         var options: PipeWireScreenOptions
         var portalSession: ScreenCastSession?
+        var monitorsAtStart: [String]?
         var sourceInfo: String
         switch request.source {
         case .portal:
@@ -49,6 +50,7 @@ enum PipeWireCaptureLoop {
                     + "\"cursor_mode\":\"\(cursorMode)\"}"
                 if let notice = session.cursorNotice { CaptureLoop.note(notice) }
                 if let warning = session.tokenWarning { CaptureLoop.warn(warning) }
+                monitorsAtStart = DesktopMonitors.layout()
             } catch .interrupted(let method) {
                 CaptureLoop.note(ScreenCastPortalError.interrupted(method: method).description)
                 return .success
@@ -80,7 +82,7 @@ enum PipeWireCaptureLoop {
         var restarting = false
         while true {
             switch runSession(request, stream: stream, sourceInfo: sourceInfo, restarting: restarting,
-                              fromPortal: portalSession != nil) {
+                              fromPortal: portalSession != nil, monitorsAtStart: monitorsAtStart) {
             case .finished(let code): return code
             case .restart: restarting = true
             }
@@ -109,7 +111,7 @@ enum PipeWireCaptureLoop {
     }
 
     private static func runSession(_ request: CaptureRequest, stream: PipeWireScreenStream, sourceInfo: String,
-                                   restarting: Bool, fromPortal: Bool) -> SessionEnd
+                                   restarting: Bool, fromPortal: Bool, monitorsAtStart: [String]?) -> SessionEnd
     {
         let askedSize = stream.format
         var configuration = HelperEndpointConfiguration(
@@ -179,6 +181,14 @@ enum PipeWireCaptureLoop {
                     // Not the user ending the share: the desktop itself is gone. Lost, not closed.
                     let lost = text + ": the Wayland compositor exited (\(WaylandCompositor.socketPath!) accepts no "
                         + "connection); the screen cast is lost"
+                    endpoint.finish(.sourceLost, text: lost)
+                    return .finished(CaptureLoop.fail(lost))
+                case .sourceClosed(let text) where fromPortal && monitorsAtStart != nil
+                    && DesktopMonitors.layout() != monitorsAtStart:
+                    // mutter ends its screen casts when the monitors change; the portal asked again follows.
+                    let now = DesktopMonitors.layout()?.joined(separator: ", ") ?? "unknown"
+                    let lost = text + ": the desktop's monitors were reconfigured (\(monitorsAtStart!.joined(separator: ", "))"
+                        + " -> \(now)), which ends the compositor's screen cast; the screen cast is lost"
                     endpoint.finish(.sourceLost, text: lost)
                     return .finished(CaptureLoop.fail(lost))
                 case .sourceClosed(let text):
