@@ -34,7 +34,8 @@ public enum DesktopMonitors {
             guard case .int32(let x) = entry[0], case .int32(let y) = entry[1], case .uint32(let transform) = entry[3],
                   case .array(let members) = entry[5] else { continue }
             for case .structure(let spec) in members {
-                guard case .string(let connector)? = spec.first, let (width, height) = sizes[connector] else { continue }
+                guard case .string(let connector)? = spec.first, let (width, height) = sizes[connector]
+                else { continue }
                 let quarterTurn = transform % 2 == 1  // 1, 3 (90, 270 degrees) and their flipped forms 5, 7
                 let size = quarterTurn ? "\(height)x\(width)" : "\(width)x\(height)"
                 lines.append("\(connector) \(size)+\(x)+\(y)" + (transform == 0 ? "" : " transform \(transform)"))

@@ -186,9 +186,10 @@ enum PipeWireCaptureLoop {
                 case .sourceClosed(let text) where fromPortal && monitorsAtStart != nil
                     && DesktopMonitors.layout() != monitorsAtStart:
                     // mutter ends its screen casts when the monitors change; the portal asked again follows.
+                    let before = monitorsAtStart!.joined(separator: ", ")
                     let now = DesktopMonitors.layout()?.joined(separator: ", ") ?? "unknown"
-                    let lost = text + ": the desktop's monitors were reconfigured (\(monitorsAtStart!.joined(separator: ", "))"
-                        + " -> \(now)), which ends the compositor's screen cast; the screen cast is lost"
+                    let lost = text + ": the desktop's monitors were reconfigured (\(before) -> \(now)), which ends the "
+                        + "compositor's screen cast; the screen cast is lost"
                     endpoint.finish(.sourceLost, text: lost)
                     return .finished(CaptureLoop.fail(lost))
                 case .sourceClosed(let text):

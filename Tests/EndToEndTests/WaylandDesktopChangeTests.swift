@@ -28,8 +28,11 @@ struct WaylandDesktopChangeTests {
     private func layouts(_ path: String) throws -> [Layout] {
         let raw = path + ".thumbs.rgb"
         defer { try? FileManager.default.removeItem(atPath: raw) }
-        let decoded = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path, "-fps_mode", "passthrough", "-vf", "scale=160:90",
-                                                       "-f", "rawvideo", "-pix_fmt", "rgb24", raw], timeoutSeconds: 120)
+        // passthrough: the raw output would otherwise get frames repeated or dropped to a constant rate.
+        let decoded = try ProcessRunner.run("ffmpeg", [
+            "-nostdin", "-v", "error", "-y", "-i", path, "-fps_mode", "passthrough", "-vf", "scale=160:90", "-f", "rawvideo",
+            "-pix_fmt", "rgb24", raw,
+        ], timeoutSeconds: 120)
         #expect(decoded.exitCode == 0, "\(decoded)")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
         let frameBytes = 160 * 90 * 3
