@@ -55,12 +55,19 @@ class Approver:
         self.press_keys("Shift")  # the first event of a new virtual keyboard is lost
 
     def press(self, chord):
+        """Presses CHORD; False when mutter has no keyboard for us right now (the next attempt tries again)."""
         try:
+            if self.keyboard is None:
+                self.connect()
             self.press_keys(chord)
+            return True
         except dbus.exceptions.DBusException as error:
-            print("remote desktop session gone (%s); making a new one" % error.get_dbus_name(), flush=True)
-            self.connect()
-            self.press_keys(chord)
+            # Gone with a monitor change or a PipeWire restart; while PipeWire is down mutter cannot
+            # make a new one ("Couldn't connect pipewire context").
+            print("remote desktop session unusable (%s: %s); trying again" % (error.get_dbus_name(), error),
+                  flush=True)
+            self.keyboard = None
+            return False
 
     def press_keys(self, chord):
         keys = [KEYSYMS[key] for key in chord.split("+")]
@@ -87,9 +94,9 @@ class Approver:
             self.pending.pop(serial, None)
             return False
         self.pending[serial] += 1
-        self.press("Tab")
-        time.sleep(0.2)
-        self.press("Alt+s")
+        if self.press("Tab"):
+            time.sleep(0.2)
+            self.press("Alt+s")
         return True
 
 
