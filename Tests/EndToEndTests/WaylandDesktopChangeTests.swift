@@ -134,4 +134,76 @@ struct WaylandDesktopChangeTests {
         #expect(positions.0 != nil && positions.1 != nil && positions.0 != positions.1, "the square moves: \(positions)")
         #expect([positions.0, positions.1].allSatisfy { ($0 ?? 0) >= 218 && ($0 ?? 999) < 422 }, "inside the picture")
     }
+
+    /// Stops the desktop's PipeWire and WirePlumber (SIGTERM, as a session manager does) and starts
+    /// them again as the desktop's user; returns the new ones, which the caller ends.
+    private func restartPipeWire(_ desktop: PrivateWaylandDesktop) throws -> [RunningCommand] {
+        let old = [try desktop.pid(of: "wl-wireplumber"), try desktop.pid(of: "wl-pipewire")]
+        for pid in old { #expect(kill(pid, SIGTERM) == 0, "kill \(pid)") }
+        let deadline = Date().addingTimeInterval(10)
+        while old.contains(where: { kill($0, 0) == 0 }) && Date() < deadline { usleep(20_000) }
+        #expect(!old.contains(where: { kill($0, 0) == 0 }), "the old PipeWire and WirePlumber exited")
+        let pipewire = try ProcessRunner.start(desktop.asUser, ["pipewire"])
+        var answers = false
+        while !answers && Date() < deadline.addingTimeInterval(10) {
+            answers = (try ProcessRunner.run(desktop.asUser, ["pw-cli", "info", "0"], timeoutSeconds: 5)).exitCode == 0
+            if !answers { usleep(50_000) }
+        }
+        #expect(answers, "the new PipeWire answers pw-cli")
+        return [pipewire, try ProcessRunner.start(desktop.asUser, ["wireplumber"])]
+    }
+
+    /// The desktop's PipeWire restarted under a portal capture: the portal's node is gone with the
+    /// daemon, the helper reports the capture lost, the pause picture shows, and the helper started
+    /// again asks the portal again (the approver answers the dialog) and the scene comes back.
+    @Test func pipeWireRestartedDuringARecordingBringsTheSceneBackThroughANewPortalSession() throws {
+        let desktop = try PrivateWaylandDesktop()
+        defer { desktop.stop() }
+        let path = try outputDirectory(desktop) + "/restart.mkv"
+        let approvals = desktop.directory + "/wl/approvals"
+        let recording = try ProcessRunner.start(desktop.asUser, [
+            BuiltProducts.path("livepush"), "screen", "--source", "portal", "--no-restore", "--resolution", "640x360",
+            "--fps", "30", "--duration", "16", path,
+        ])
+        #expect(recording.waitForError("livepush: screen capture started", timeoutSeconds: 30), "\(recording.errorSoFar)")
+        #expect(recording.waitForError("recording 00:00:04", timeoutSeconds: 30), "\(recording.errorSoFar)")
+        let daemons = try restartPipeWire(desktop)
+        defer {
+            for daemon in daemons {
+                kill(daemon.processIdentifier, SIGTERM)
+                _ = daemon.finish()
+            }
+        }
+        #expect(recording.waitForError("livepush: screen capture started", count: 2, timeoutSeconds: 40),
+                "\(recording.errorSoFar)")
+        let result = recording.finish()
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.standardError.contains("livepush: capture: PipeWire went away: "), "\(result)")
+        #expect(result.standardError.contains("livepush: screen capture interrupted; the output goes on with the pause "
+            + "picture until the helper is back"), "\(result)")
+        #expect(result.standardError.contains("the capture helper exited with status 1 after "), "\(result)")
+        let nodes = result.standardError.components(separatedBy: "livepush: capture: capturing PipeWire node ").count - 1
+        #expect(nodes == 2, "a second portal session with its own node: \(result)")
+        let answered = try String(contentsOfFile: approvals, encoding: .utf8).split(separator: "\n")
+        #expect(answered.count == 2 && answered.allSatisfy { $0.hasPrefix("approved ") },
+                "the Share dialog was shown and answered twice: \(answered)")
+        #expect(result.standardOutput.hasPrefix("Recorded 00:00:15.") || result.standardOutput.hasPrefix("Recorded 00:00:16"),
+                "the recording lasts its 16 s: \(result)")
+
+        // Live, then the pause picture (not the scene), then live again up to the end.
+        let layouts = try layouts(path)
+        #expect((240...485).contains(layouts.count), "16 s at 30 fps, got \(layouts.count) frames")
+        let firstLive = try #require(layouts.firstIndex(of: .wide), "no frame of the scene")
+        let paused = try #require(layouts[firstLive...].firstIndex(of: .other), "no pause picture after the scene")
+        let back = try #require(layouts[paused...].firstIndex(of: .wide), "the scene never came back")
+        let gapSeconds = Double(back - paused) / 30
+        print("PipeWire restarted: the scene came back after \(gapSeconds) s of pause picture")
+        let notLive = layouts[back...].filter { $0 != .wide }.count
+        #expect(notLive == 0, "\(notLive) frames after the scene came back are not the scene")
+        #expect(layouts.count - back >= 90, "at least the last 3 s are the scene again (gap \(gapSeconds) s)")
+        let pause = try MediaProbe.decodedRGB(path, frame: paused + 3)
+        #expect(pause.count == 640 * 360 * 3)
+        let captionPixels = PausePicture.captionPixels(pause)
+        #expect(captionPixels > 200, "the pause picture's caption: \(captionPixels) white pixels")
+    }
 }
