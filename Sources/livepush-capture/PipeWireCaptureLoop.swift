@@ -134,16 +134,18 @@ enum PipeWireCaptureLoop {
                 + "\(askedSize.height) are cropped unless the producer scales them")
         }
         var fps = request.fps ?? Int(endpoint.welcome.fps)
+        var lastLayout: (PixelFormat, Int, Int)?
+        var formatChanges = 0  // frames sent with FORMAT_CHANGED (the first one included)
         defer {
             stream.withdrawDestination()
             if request.reportsStats {
                 CaptureLoop.note("stats frames=\(endpoint.framesPublished) dropped=\(stream.framesWithoutDestination) "
                     + "corrupted=\(stream.corruptedFramesDropped) unchanged_buffers=\(stream.unchangedBuffers) "
                     + "copy_ms_p50=\(stream.copyMs(percentile: 0.5)) copy_ms_p99=\(stream.copyMs(percentile: 0.99)) "
-                    + "buffer_type=\(stream.bufferType) transfer=copy")
+                    + "buffer_type=\(stream.bufferType) transfer=copy "
+                    + "size=\(lastLayout.map { "\($0.1)x\($0.2)" } ?? "none") format_changes=\(formatChanges)")
             }
         }
-        var lastLayout: (PixelFormat, Int, Int)?
         var lastSentNs: UInt64 = 0
         // The slot on offer to the stream: PipeWire's thread copies each new picture into it.
         var offeredSlot: WritableSlot?
@@ -234,6 +236,7 @@ enum PipeWireCaptureLoop {
                 var flags: FrameFlags = frame.cursorDrawn ? [.cursor] : []
                 if lastLayout == nil || lastLayout! != (format, frame.width, frame.height) {
                     flags.insert(.formatChanged)
+                    formatChanges += 1
                     lastLayout = (format, frame.width, frame.height)
                 }
                 try endpoint.publish(slot, format: format, width: UInt32(frame.width), height: UInt32(frame.height),

@@ -81,10 +81,16 @@ struct WaylandDesktopChangeTests {
     @Test func outputRotatedDuringARecordingIsFollowedAtTheNewSize() throws {
         let desktop = try PrivateWaylandDesktop()
         defer { desktop.stop() }
-        let path = try outputDirectory(desktop) + "/rotated.mkv"
+        let directory = try outputDirectory(desktop)
+        let path = directory + "/rotated.mkv"
+        // The helper with --stats, so that each session's last size and FORMAT_CHANGED count is printed.
+        let helper = directory + "/helper-with-stats"
+        try "#!/bin/sh\nexec '\(BuiltProducts.path("livepush-capture"))' \"$@\" --stats\n"
+            .write(toFile: helper, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: helper)
         let recording = try ProcessRunner.start(desktop.asUser, [
-            BuiltProducts.path("livepush"), "screen", "--source", "portal", "--no-restore", "--resolution", "640x360",
-            "--fps", "30", "--duration", "14", path,
+            BuiltProducts.path("livepush"), "screen", "--helper", helper, "--source", "portal", "--no-restore",
+            "--resolution", "640x360", "--fps", "30", "--duration", "14", path,
         ])
         #expect(recording.waitForError("livepush: screen capture started", timeoutSeconds: 30), "\(recording.errorSoFar)")
         #expect(recording.waitForError("recording 00:00:04", timeoutSeconds: 30), "\(recording.errorSoFar)")
@@ -99,6 +105,11 @@ struct WaylandDesktopChangeTests {
             + "1280x720+0+0 -> Meta-0 720x1280+0+0 transform 1), which ends the compositor's screen cast; the screen "
             + "cast is lost"), "\(result)")
         #expect(result.standardError.contains("'mutter': BGRx 720x1280"), "the new stream has the new size: \(result)")
+        let stats = result.standardError.components(separatedBy: CharacterSet(charactersIn: "\r\n"))
+            .filter { $0.hasPrefix("livepush: capture: stats ") }
+        #expect(stats.count == 2 && stats[0].hasSuffix(" size=1280x720 format_changes=1")
+                    && stats[1].hasSuffix(" size=720x1280 format_changes=1"),
+                "each helper sent one FORMAT_CHANGED, the second at the new size: \(stats)")
         #expect(result.standardOutput.hasPrefix("Recorded 00:00:13.") || result.standardOutput.hasPrefix("Recorded 00:00:14"),
                 "the recording lasts its 14 s: \(result)")
 
