@@ -174,7 +174,7 @@ struct WaylandDesktopChangeTests {
         let approvals = desktop.directory + "/wl/approvals"
         let recording = try ProcessRunner.start(desktop.asUser, [
             BuiltProducts.path("livepush"), "screen", "--source", "portal", "--no-restore", "--resolution", "640x360",
-            "--fps", "30", "--duration", "16", path,
+            "--fps", "30", "--duration", "24", path,
         ])
         #expect(recording.waitForError("livepush: screen capture started", timeoutSeconds: 30), "\(recording.errorSoFar)")
         #expect(recording.waitForError("recording 00:00:04", timeoutSeconds: 30), "\(recording.errorSoFar)")
@@ -198,12 +198,12 @@ struct WaylandDesktopChangeTests {
         let answered = try String(contentsOfFile: approvals, encoding: .utf8).split(separator: "\n")
         #expect(answered.count == 2 && answered.allSatisfy { $0.hasPrefix("approved ") },
                 "the Share dialog was shown and answered twice: \(answered)")
-        #expect(result.standardOutput.hasPrefix("Recorded 00:00:15.") || result.standardOutput.hasPrefix("Recorded 00:00:16"),
-                "the recording lasts its 16 s: \(result)")
+        #expect(result.standardOutput.hasPrefix("Recorded 00:00:23.") || result.standardOutput.hasPrefix("Recorded 00:00:24"),
+                "the recording lasts its 24 s: \(result)")
 
         // Live, then the pause picture (not the scene), then live again up to the end.
         let layouts = try layouts(path)
-        #expect((240...485).contains(layouts.count), "16 s at 30 fps, got \(layouts.count) frames")
+        #expect((360...725).contains(layouts.count), "24 s at 30 fps, got \(layouts.count) frames")
         let firstLive = try #require(layouts.firstIndex(of: .wide), "no frame of the scene")
         let paused = try #require(layouts[firstLive...].firstIndex(of: .other), "no pause picture after the scene")
         let back = try #require(layouts[paused...].firstIndex(of: .wide), "the scene never came back")
@@ -211,6 +211,9 @@ struct WaylandDesktopChangeTests {
         print("PipeWire restarted: the scene came back after \(gapSeconds) s of pause picture")
         let notLive = layouts[back...].filter { $0 != .wide }.count
         #expect(notLive == 0, "\(notLive) frames after the scene came back are not the scene")
+        // Usually about 2 s; 11 s when the new PipeWire's Realtime request to xdg-desktop-portal and
+        // the portal's own PipeWire round trip wait on each other (docs/capture.md). The bound stated: 15 s.
+        #expect(gapSeconds <= 15, "the scene is back within 15 s of pause picture, not \(gapSeconds) s")
         #expect(layouts.count - back >= 90, "at least the last 3 s are the scene again (gap \(gapSeconds) s)")
         let pause = try MediaProbe.decodedRGB(path, frame: paused + 3)
         #expect(pause.count == 640 * 360 * 3)
