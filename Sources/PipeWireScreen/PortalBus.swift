@@ -25,7 +25,7 @@ final class PortalBus {
     private var connection: OpaquePointer?
     private let senderPath: String
 
-    init() throws(ScreenCastPortalError) {
+    init(subscribesToResponses: Bool = true) throws(ScreenCastPortalError) {
         var error = DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
@@ -37,6 +37,7 @@ final class PortalBus {
         // The Request object's path is derived from our unique name: ":1.42" -> "1_42".
         let unique = String(cString: dbus_bus_get_unique_name(connection))
         senderPath = String(unique.dropFirst().map { $0 == "." ? "_" : $0 })
+        guard subscribesToResponses else { return }
         dbus_bus_add_match(connection,
                            "type='signal',interface='org.freedesktop.portal.Request',member='Response'", &error)
         if dbus_error_is_set(&error) != 0 {
@@ -102,10 +103,10 @@ final class PortalBus {
     }
 
     /// A method call and its reply's arguments.
-    func call(path: String, interface: String, method: String, arguments: [PortalValue], timeoutMs: Int)
-        throws(ScreenCastPortalError) -> [PortalValue]
+    func call(destination: String = ScreenCastPortal.service, path: String, interface: String, method: String,
+              arguments: [PortalValue], timeoutMs: Int) throws(ScreenCastPortalError) -> [PortalValue]
     {
-        guard let message = dbus_message_new_method_call(ScreenCastPortal.service, path, interface, method) else {
+        guard let message = dbus_message_new_method_call(destination, path, interface, method) else {
             throw .callFailed(method: method, error: "out of memory")
         }
         defer { dbus_message_unref(message) }

@@ -29,6 +29,7 @@ enum PipeWireCaptureLoop {
 
         var options: PipeWireScreenOptions
         var portalSession: ScreenCastSession?
+        var monitorsAtStart: [String]?
         var sourceInfo: String
         switch request.source {
         case .portal:
@@ -49,6 +50,7 @@ enum PipeWireCaptureLoop {
                     + "\"cursor_mode\":\"\(cursorMode)\"}"
                 if let notice = session.cursorNotice { CaptureLoop.note(notice) }
                 if let warning = session.tokenWarning { CaptureLoop.warn(warning) }
+                monitorsAtStart = DesktopMonitors.layout()
             } catch .interrupted(let method) {
                 CaptureLoop.note(ScreenCastPortalError.interrupted(method: method).description)
                 return .success
@@ -80,7 +82,7 @@ enum PipeWireCaptureLoop {
         var restarting = false
         while true {
             switch runSession(request, stream: stream, sourceInfo: sourceInfo, restarting: restarting,
-                              fromPortal: portalSession != nil) {
+                              fromPortal: portalSession != nil, monitorsAtStart: monitorsAtStart) {
             case .finished(let code): return code
             case .restart: restarting = true
             }
@@ -109,7 +111,7 @@ enum PipeWireCaptureLoop {
     }
 
     private static func runSession(_ request: CaptureRequest, stream: PipeWireScreenStream, sourceInfo: String,
-                                   restarting: Bool, fromPortal: Bool) -> SessionEnd
+                                   restarting: Bool, fromPortal: Bool, monitorsAtStart: [String]?) -> SessionEnd
     {
         let askedSize = stream.format
         var configuration = HelperEndpointConfiguration(
@@ -132,16 +134,18 @@ enum PipeWireCaptureLoop {
                 + "\(askedSize.height) are cropped unless the producer scales them")
         }
         var fps = request.fps ?? Int(endpoint.welcome.fps)
+        var lastLayout: (PixelFormat, Int, Int)?
+        var formatChanges = 0  // frames sent with FORMAT_CHANGED (the first one included)
         defer {
             stream.withdrawDestination()
             if request.reportsStats {
                 CaptureLoop.note("stats frames=\(endpoint.framesPublished) dropped=\(stream.framesWithoutDestination) "
                     + "corrupted=\(stream.corruptedFramesDropped) unchanged_buffers=\(stream.unchangedBuffers) "
                     + "copy_ms_p50=\(stream.copyMs(percentile: 0.5)) copy_ms_p99=\(stream.copyMs(percentile: 0.99)) "
-                    + "buffer_type=\(stream.bufferType) transfer=copy")
+                    + "buffer_type=\(stream.bufferType) transfer=copy "
+                    + "size=\(lastLayout.map { "\($0.1)x\($0.2)" } ?? "none") format_changes=\(formatChanges)")
             }
         }
-        var lastLayout: (PixelFormat, Int, Int)?
         var lastSentNs: UInt64 = 0
         // The slot on offer to the stream: PipeWire's thread copies each new picture into it.
         var offeredSlot: WritableSlot?
@@ -179,6 +183,15 @@ enum PipeWireCaptureLoop {
                     // Not the user ending the share: the desktop itself is gone. Lost, not closed.
                     let lost = text + ": the Wayland compositor exited (\(WaylandCompositor.socketPath!) accepts no "
                         + "connection); the screen cast is lost"
+                    endpoint.finish(.sourceLost, text: lost)
+                    return .finished(CaptureLoop.fail(lost))
+                case .sourceClosed(let text) where fromPortal && monitorsAtStart != nil
+                    && DesktopMonitors.layout() != monitorsAtStart:
+                    // mutter ends its screen casts when the monitors change; the portal asked again follows.
+                    let before = monitorsAtStart!.joined(separator: ", ")
+                    let now = DesktopMonitors.layout()?.joined(separator: ", ") ?? "unknown"
+                    let lost = text + ": the desktop's monitors were reconfigured (\(before) -> \(now)), which ends the "
+                        + "compositor's screen cast; the screen cast is lost"
                     endpoint.finish(.sourceLost, text: lost)
                     return .finished(CaptureLoop.fail(lost))
                 case .sourceClosed(let text):
@@ -223,6 +236,7 @@ enum PipeWireCaptureLoop {
                 var flags: FrameFlags = frame.cursorDrawn ? [.cursor] : []
                 if lastLayout == nil || lastLayout! != (format, frame.width, frame.height) {
                     flags.insert(.formatChanged)
+                    formatChanges += 1
                     lastLayout = (format, frame.width, frame.height)
                 }
                 try endpoint.publish(slot, format: format, width: UInt32(frame.width), height: UInt32(frame.height),

@@ -35,6 +35,23 @@ final class PrivateWaylandDesktop {
     }
 }
 
+/// The pause picture as decoded at 640x360: the last picture dimmed (black when none had arrived
+/// yet), captioned SCREEN CAPTURE INTERRUPTED in white across the middle.
+enum PausePicture {
+    /// White pixels where the caption is (rows 172..<190, x 160..<480); over 200 when it is there.
+    static func captionPixels(_ rgb: [UInt8]) -> Int {
+        guard rgb.count == 640 * 360 * 3 else { return 0 }
+        var count = 0
+        for y in 172..<190 {
+            for x in 160..<480 {
+                let offset = (y * 640 + x) * 3
+                if rgb[offset] > 200 && rgb[offset + 1] > 200 && rgb[offset + 2] > 200 { count += 1 }
+            }
+        }
+        return count
+    }
+}
+
 /// The compositor exiting during a recording: the capture is lost (not a planned end), the pause
 /// picture takes its place and the recording goes on to its end.
 @Suite(.serialized, .enabled(if: TestEnvironment.isEnabled(.wayland), "needs tools/testenv --wayland (make test)"),
@@ -69,13 +86,7 @@ struct WaylandCompositorExitTests {
         // SCREEN CAPTURE INTERRUPTED in white across the middle.
         let rgb = try MediaProbe.decodedRGB(path, frame: frames - 5)
         #expect(rgb.count == 640 * 360 * 3)
-        var captionPixels = 0
-        for y in 172..<190 {
-            for x in 160..<480 where rgb.count == 640 * 360 * 3 {
-                let offset = (y * 640 + x) * 3
-                if rgb[offset] > 200 && rgb[offset + 1] > 200 && rgb[offset + 2] > 200 { captionPixels += 1 }
-            }
-        }
+        let captionPixels = PausePicture.captionPixels(rgb)
         #expect(captionPixels > 200, "the pause picture's caption: \(captionPixels) white pixels")
         let bar = (90 * 640 + 120) * 3
         #expect(rgb.count > bar + 2 && rgb[bar] < 160 && rgb[bar + 1] < 160, "no live yellow bar any more")

@@ -33,6 +33,13 @@ class Approver:
         self.log = log
         self.pending = {}  # serial of a Start call -> attempts made
         self.approved = 0
+        self.connect()
+
+    def connect(self):
+        """A remote desktop session with its keyboard. mutter closes it (with the monitor stream
+        beside it) whenever the monitor configuration changes (a rotated output), so it is made
+        again when a key press finds it gone."""
+        bus = self.bus
         remote = dbus.Interface(bus.get_object(MUTTER_RD, "/org/gnome/Mutter/RemoteDesktop"), MUTTER_RD)
         path = remote.CreateSession()
         session_object = bus.get_object(MUTTER_RD, path)
@@ -45,9 +52,24 @@ class Approver:
         dbus.Interface(bus.get_object(MUTTER_SC, cast_path), MUTTER_SC + ".Session").RecordMonitor(
             "", {"cursor-mode": dbus.UInt32(0)})
         self.keyboard.Start()
-        self.press("Shift")  # the first event of a new virtual keyboard is lost
+        self.press_keys("Shift")  # the first event of a new virtual keyboard is lost
 
     def press(self, chord):
+        """Presses CHORD; False when mutter has no keyboard for us right now (the next attempt tries again)."""
+        try:
+            if self.keyboard is None:
+                self.connect()
+            self.press_keys(chord)
+            return True
+        except dbus.exceptions.DBusException as error:
+            # Gone with a monitor change or a PipeWire restart; while PipeWire is down mutter cannot
+            # make a new one ("Couldn't connect pipewire context").
+            print("remote desktop session unusable (%s: %s); trying again" % (error.get_dbus_name(), error),
+                  flush=True)
+            self.keyboard = None
+            return False
+
+    def press_keys(self, chord):
         keys = [KEYSYMS[key] for key in chord.split("+")]
         for key in keys:
             self.keyboard.NotifyKeyboardKeysym(dbus.UInt32(key), True)
@@ -72,9 +94,9 @@ class Approver:
             self.pending.pop(serial, None)
             return False
         self.pending[serial] += 1
-        self.press("Tab")
-        time.sleep(0.2)
-        self.press("Alt+s")
+        if self.press("Tab"):
+            time.sleep(0.2)
+            self.press("Alt+s")
         return True
 
 
