@@ -21,24 +21,31 @@ extension SharedScreen {
         }
 
         /// Runs `livepush push ARGUMENTS` for `seconds`; returns its result and its command line as
-        /// /proc showed it while it ran.
-        private func push(_ arguments: [String], environment: [String: String] = [:], seconds: Int = 4) throws
-            -> (result: CommandResult, commandLine: String)
+        /// /proc showed it while it ran. A run that is refused at once (`exitsAtOnce`) may end before
+        /// /proc can be read: its command line is then the argument list it was exec'd with, which
+        /// is what /proc would have shown.
+        private func push(_ arguments: [String], environment: [String: String] = [:], seconds: Int = 4,
+                          exitsAtOnce: Bool = false) throws -> (result: CommandResult, commandLine: String)
         {
-            let command = try ProcessRunner.start(livepush, ["push"] + arguments + [
+            let fullArguments = ["push"] + arguments + [
                 "--display", try TestEnvironment.display(), "--region", "0,0,320,240", "--resolution", "320x240",
                 "--duration", String(seconds),
-            ], environment: environment)
+            ]
+            let command = try ProcessRunner.start(livepush, fullArguments, environment: environment)
             var commandLine = ""
             // Until the child has exec'd livepush (before, /proc shows the test's own command line).
             let execd = waitUntil(timeoutSeconds: 5) {
                 let raw = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(command.processIdentifier)/cmdline")))
                     ?? Data()
                 commandLine = String(decoding: raw.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
-                return commandLine.contains(" push ")
+                return commandLine.contains(" push ") || (exitsAtOnce && !command.isRunning)
             }
             #expect(execd, "never saw livepush's command line: '\(commandLine)'")
             let result = command.finish()
+            if !commandLine.contains(" push ") {
+                #expect(exitsAtOnce, "livepush ended before its command line could be read")
+                commandLine = ([livepush] + fullArguments).joined(separator: " ")
+            }
             return (result, commandLine)
         }
 
@@ -112,7 +119,7 @@ extension SharedScreen {
             let key = UniqueName.make("leaky")
             let file = try privateFile([try TestEnvironment.recordURL(key: key)], mode: 0o644)
             defer { try? FileManager.default.removeItem(atPath: file) }
-            let run = try push(["--url-file", file])
+            let run = try push(["--url-file", file], exitsAtOnce: true)
             #expect(run.result.exitCode == 2, "\(run.result)")
             #expect(run.result.standardError.contains(
                 "the URL file '\(file)' is readable by group or others (mode 644); it holds stream keys: "
