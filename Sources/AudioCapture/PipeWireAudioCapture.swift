@@ -357,9 +357,13 @@ private final class CaptureSession: @unchecked Sendable {
             index += take
             if pending.count == chunkSamples {
                 let ptsNs = timeline.deliver(frames: chunkFrames, rateHz: rate)
-                let delivered = PCMChunk(samples: pending, sampleRate: rate, channels: channels, ptsNs: ptsNs)
-                pending.removeAll(keepingCapacity: true)
+                // The chunk takes `pending`'s buffer and gives it back after `onChunk`: when the
+                // receiver kept no copy, the next chunk fills the same memory (no array per chunk).
+                var delivered = PCMChunk(samples: [], sampleRate: rate, channels: channels, ptsNs: ptsNs)
+                swap(&delivered.samples, &pending)
                 onChunk(delivered)
+                swap(&delivered.samples, &pending)
+                pending.removeAll(keepingCapacity: true)
                 chunksDelivered.add(1, ordering: .relaxed)
                 if !sentFirstChunk {
                     sentFirstChunk = true

@@ -2,6 +2,8 @@
 #include "CLinuxShim.h"
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
 #include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -80,4 +82,13 @@ int CLinuxShim_disable_transparent_hugepages(void) {
 
 int CLinuxShim_futex_wake(uint32_t *word, int count) {
     return (int)syscall(SYS_futex, word, FUTEX_WAKE, count, NULL, NULL, 0);
+}
+
+int CLinuxShim_format_utc_ms(char *out, size_t size, int64_t seconds, int milliseconds) {
+    time_t when = (time_t)seconds;
+    struct tm parts;
+    if (gmtime_r(&when, &parts) == NULL || milliseconds < 0 || milliseconds > 999) return -1;
+    int length = snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1,
+                          parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, milliseconds);
+    return length < 0 || (size_t)length >= size ? -1 : length;
 }

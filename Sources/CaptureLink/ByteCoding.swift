@@ -5,6 +5,20 @@ struct ByteWriter {
 
     init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
 
+    /// Writes into `buffer`'s memory (emptied, its capacity kept); `finish` gives it back.
+    init(reusing buffer: inout [UInt8]) {
+        swap(&bytes, &buffer)
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Hands the bytes back to the buffer `init(reusing:)` took.
+    mutating func finish(into buffer: inout [UInt8]) { swap(&bytes, &buffer) }
+
+    /// Overwrites 4 bytes at `offset` (a length known only once the rest is written).
+    mutating func patchU32(_ value: UInt32, at offset: Int) {
+        withUnsafeBytes(of: value.littleEndian) { for index in 0..<4 { bytes[offset + index] = $0[index] } }
+    }
+
     mutating func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }

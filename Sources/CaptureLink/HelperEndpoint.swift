@@ -174,8 +174,12 @@ public final class HelperEndpoint {
 
     // MARK: Sending
 
+    /// The datagram buffer every message is encoded into, kept from message to message.
+    private var sendBuffer: [UInt8] = []
+
     private func send(_ message: Message) throws(HelperLinkError) {
-        do { try socket.send(message.encoded()) } catch { throw .system(error) }
+        message.encode(into: &sendBuffer)
+        do { try socket.send(sendBuffer) } catch { throw .system(error) }
         lastSendNs = MonotonicClock.nowNs()
     }
 

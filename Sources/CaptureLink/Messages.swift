@@ -230,7 +230,26 @@ public enum Message: Equatable, Sendable {
 extension Message {
     /// The whole datagram: header and payload.
     public func encoded() -> [UInt8] {
-        var payload = ByteWriter()
+        var datagram: [UInt8] = []
+        encode(into: &datagram)
+        return datagram
+    }
+
+    /// The whole datagram written into `datagram` (emptied first, its memory kept): the
+    /// endpoints keep one buffer for every message they send (no array per RELEASE or FRAME).
+    public func encode(into datagram: inout [UInt8]) {
+        var payload = ByteWriter(reusing: &datagram)
+        payload.u32(CaptureLinkProtocol.messageMagic)
+        payload.u16(type?.rawValue ?? 0)
+        payload.u16(0)
+        payload.u32(0)  // the payload's length, patched below
+        payload.u32(0)
+        writePayload(into: &payload)
+        payload.patchU32(UInt32(payload.bytes.count - CaptureLinkProtocol.headerBytes), at: 8)
+        payload.finish(into: &datagram)
+    }
+
+    private func writePayload(into payload: inout ByteWriter) {
         switch self {
         case .hello(let hello):
             payload.u16(hello.versionMajor)
@@ -306,14 +325,6 @@ extension Message {
             payload.u32(config.maxHeight)
             payload.u32(config.flags)
         }
-        var datagram = ByteWriter(capacity: CaptureLinkProtocol.headerBytes + payload.bytes.count)
-        datagram.u32(CaptureLinkProtocol.messageMagic)
-        datagram.u16(type?.rawValue ?? 0)
-        datagram.u16(0)
-        datagram.u32(UInt32(payload.bytes.count))
-        datagram.u32(0)
-        datagram.raw(payload.bytes)
-        return datagram.bytes
     }
 }
 

@@ -53,8 +53,16 @@ final class PusherSession: @unchecked Sendable {
 
     var isClosed: Bool { state == .closed }
 
+    /// The datagram buffer every message is encoded into (sent from more than one thread).
+    private let sendBuffer = Mutex<[UInt8]>([])
+
     func send(_ message: Message) {
-        sendBytes(message.encoded())
+        if slots.withLock({ $0.closed }) || silent.load(ordering: .relaxed) { return }
+        sendBuffer.withLock { buffer in
+            message.encode(into: &buffer)
+            try? socket.send(buffer)
+        }
+        lastSendNs.store(MonotonicClock.nowNs(), ordering: .relaxed)
     }
 
     func sendBytes(_ bytes: [UInt8]) {

@@ -52,9 +52,10 @@ final class SeqPacketSocket: @unchecked Sendable {
 
     /// Sends one message, with `descriptors` attached when not empty.
     func send(_ bytes: [UInt8], descriptors: [Int32] = []) throws(SystemCallError) {
-        var bytes = bytes
-        let sent: Int = bytes.withUnsafeMutableBytes { payload in
-            var vector = iovec(iov_base: payload.baseAddress, iov_len: payload.count)
+        // Read in place: sendmsg does not write through iov_base (a mutable copy of the array cost
+        // an allocation per message).
+        let sent: Int = bytes.withUnsafeBytes { payload in
+            var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: payload.baseAddress), iov_len: payload.count)
             return withUnsafeMutablePointer(to: &vector) { vectorPointer in
                 var message = msghdr()
                 message.msg_iov = vectorPointer

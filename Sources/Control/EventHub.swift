@@ -19,7 +19,15 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
     private let lock = NSLock()
     /// Held for a whole `emit`, so every sink gets the lines in `seq` order whichever thread emits.
     private let order = NSLock()
-    private var sinks: [ObjectIdentifier: any EventSink] = [:]
+    private var sinks: [ObjectIdentifier: any EventSink] = [:] {
+        didSet { sinkList = Array(sinks.values) }
+    }
+    /// `sinks.values`, made when a sink comes or goes rather than for every line.
+    private var sinkList: [any EventSink] = []
+    /// The statistics and volume lines' buffer, kept from line to line (used under `lock`).
+    private var writer = EventLineWriter()
+    /// The last destination URLs seen and what `Redaction` made of them (they rarely change).
+    private var redactedURLCache: [String: String] = [:]
     private var sequence = 0
     private var recentStatistics: [String] = []
     private var recentOthers: [String] = []
@@ -42,38 +50,52 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
 
     /// Writes an event of `type` with `fields` (texts redacted) to every sink.
     public func emit(_ type: String, _ fields: [String: Any] = [:]) {
-        order.lock()
-        defer { order.unlock() }
-        let wallClock = Date()
-        let line = lock.withLock { () -> (String, [any EventSink]) in
-            sequence += 1
+        emitLine(statistics: type == "statistics") { stamp in
             var object = Self.redacted(fields)
             object["type"] = type
-            object["seq"] = sequence
-            object["monotonicNs"] = MonotonicClock.nowNs()
-            object["time"] = Self.timestamp(wallClock)
-            let line = JSONLine.encode(object)
-            if type == "statistics" {
+            object["seq"] = stamp.sequence
+            object["monotonicNs"] = stamp.monotonicNs
+            object["time"] = EventLineWriter.timestamp(stamp)
+            return JSONLine.encode(object)
+        }
+    }
+
+    /// Stamps a line (`make` runs under `lock`), keeps it in `recent` and writes it to every sink.
+    private func emitLine(statistics: Bool, _ make: (EventStamp) -> String) {
+        order.lock()
+        defer { order.unlock() }
+        let line = lock.withLock { () -> (String, [any EventSink]) in
+            sequence += 1
+            let line = make(EventStamp.now(sequence: sequence))
+            if statistics {
                 recentStatistics.append(line)
                 if recentStatistics.count > Self.keptStatistics { recentStatistics.removeFirst() }
             } else {
                 recentOthers.append(line)
                 if recentOthers.count > Self.keptOthers { recentOthers.removeFirst() }
             }
-            return (line, Array(sinks.values))
+            return (line, sinkList)
         }
         for sink in line.1 { sink.write(line: line.0) }
     }
 
-    /// ISO 8601 in UTC with milliseconds. Called under `order` (one formatter, made once).
-    static func timestamp(_ date: Date) -> String { formatter.string(from: date) }
+    /// The statistics line, written into the kept buffer (the same JSON as `emit` would write).
+    func emitStatistics(_ figures: LivePusherStatistics, paused: Bool, destinations: [LivePushDestinationStatus]) {
+        emitLine(statistics: true) { stamp in
+            let urls = destinations.map { redactedURL($0.url) }
+            writer.statistics(figures, destinations: destinations, redactedURLs: urls, paused: paused, stamp: stamp)
+            return String(decoding: writer.bytes, as: UTF8.self)
+        }
+    }
 
-    nonisolated(unsafe) private static let formatter: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter
-    }()
+    /// `Redaction.redact(url)`, remembered: called under `lock`.
+    private func redactedURL(_ url: String) -> String {
+        if let known = redactedURLCache[url] { return known }
+        if redactedURLCache.count > 64 { redactedURLCache.removeAll() }
+        let redacted = Redaction.redact(url)
+        redactedURLCache[url] = redacted
+        return redacted
+    }
 
     private static func sequence(of line: String) -> Int {
         guard let range = line.range(of: "\"seq\":") else { return 0 }
@@ -127,11 +149,8 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
     }
 
     public func onStatisticsUpdate(_ statistics: LivePusherStatistics) {
-        var fields = ControlJSON.object(statistics)
-        let status = pusher?.status
-        fields["destinations"] = (status?.destinations ?? []).map(ControlJSON.object)
-        fields["paused"] = status?.paused ?? false
-        emit("statistics", fields)
+        let figures = pusher?.pausedAndDestinations
+        emitStatistics(statistics, paused: figures?.paused ?? false, destinations: figures?.destinations ?? [])
         downstream?.onStatisticsUpdate(statistics)
     }
 
@@ -156,7 +175,10 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
     }
 
     public func onMicrophoneVolumeUpdate(volume: Int) {
-        emit("volume", ["volume": volume])
+        emitLine(statistics: false) { stamp in
+            writer.volume(volume, stamp: stamp)
+            return String(decoding: writer.bytes, as: UTF8.self)
+        }
         downstream?.onMicrophoneVolumeUpdate(volume: volume)
     }
 

@@ -183,10 +183,10 @@ final class AudioPipeline: @unchecked Sendable {
         if source == .microphone, let onMicrophoneSamples { onMicrophoneSamples(samples, rateHz, channels, ptsNs) }
         let outputRate = settings.sampleRateHz, outputChannels = settings.channels
         let first = state.withLock { state -> Bool in
-            var queue = state.sources[source] ?? SourceQueue()
-            queue.append(samples, rateHz: rateHz, channels: channels, ptsNs: ptsNs,
-                         outputRateHz: outputRate, outputChannels: outputChannels)
-            state.sources[source] = queue
+            // In place: a copy of the queue taken out and put back copied its samples every chunk.
+            state.sources[source, default: SourceQueue()].append(samples, rateHz: rateHz, channels: channels,
+                                                                 ptsNs: ptsNs, outputRateHz: outputRate,
+                                                                 outputChannels: outputChannels)
             defer { state.sawFirstSamples = true }
             return !state.sawFirstSamples
         }
@@ -358,17 +358,17 @@ struct SourceQueue {
             resampler = try? AudioResampler(inputRateHz: rateHz, inputChannels: channels,
                                             outputRateHz: outputRateHz, outputChannels: outputChannels)
         }
-        guard let resampler, let converted = try? resampler.convert(input) else { return }
+        guard let resampler else { return }
         let queuedNs = UInt64(samples.count / outputChannels) * 1_000_000_000 / UInt64(outputRateHz)
         let expectedNs = headPtsNs + queuedNs
         let jumped = ptsNs > expectedNs + Self.toleranceMs * 1_000_000 || ptsNs + Self.toleranceMs * 1_000_000 < expectedNs
-        if samples.isEmpty || jumped {
-            // Dry, or a discontinuity (a device came back, a helper restarted): start again here.
-            samples = converted
-            headPtsNs = ptsNs
-        } else {
-            samples += converted
-        }
+        let restart = samples.isEmpty || jumped
+        // Dry, or a discontinuity (a device came back, a helper restarted): start again here.
+        if restart { samples.removeAll(keepingCapacity: true) }
+        // Converted straight onto the end of the queue (no array per chunk); a chunk libswresample
+        // refuses is left out (after a restart the queue is then dry, and the next chunk starts it).
+        guard (try? resampler.convert(input, appendingTo: &samples)) != nil else { return }
+        if restart { headPtsNs = ptsNs }
         let maxValues = Self.maxQueuedMs * outputRateHz / 1000 * outputChannels
         if samples.count > maxValues {
             let dropFrames = (samples.count - maxValues) / outputChannels

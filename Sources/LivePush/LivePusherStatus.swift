@@ -105,13 +105,7 @@ extension LivePusher {
         status.currentVideoBitrateKbps = bitrateController.currentKbps
         status.autoBitrate = config.autoBitrate
         status.recordingPath = recording?.path
-        status.destinations = pushes.enumerated().map { index, output in
-            let figures = destinationFigures[ObjectIdentifier(output)] ?? RTMPOutputFigures()
-            return LivePushDestinationStatus(
-                index: index, url: output.url.description, status: destinationStatus[ObjectIdentifier(output)] ?? .connecting,
-                sendBitrateKbps: figures.sendRateKbps, queueMs: figures.queuedMs, delayMs: figures.delayMs,
-                framesDropped: figures.framesDropped, bytesSent: figures.bytesSent)
-        }
+        status.destinations = destinationStatusesLocked()
         status.statistics = latestStatistics  // under the lock already: not the getter, which takes it
         return status
     }

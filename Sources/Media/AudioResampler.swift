@@ -49,18 +49,28 @@ public final class AudioResampler {
     /// (interleaved, `outputChannels` per frame). The resampler keeps a few samples of delay.
     public func convert(_ samples: [Float]) throws(MediaError) -> [Float] {
         if isPassThrough { return samples }
+        var output: [Float] = []
+        try convert(samples, appendingTo: &output)
+        return output
+    }
+
+    /// Converts `samples` and appends what came out to `output`, in place: no array of its own
+    /// (the microphone's 150 chunks a second go straight into their source's queue).
+    public func convert(_ samples: [Float], appendingTo output: inout [Float]) throws(MediaError) {
+        if isPassThrough { return output.append(contentsOf: samples) }
         let inputFrames = samples.count / inputChannels
         let capacity = Int(swr_get_out_samples(context, Int32(inputFrames))) + 16
-        var output = [Float](repeating: 0, count: capacity * outputChannels)
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: capacity * outputChannels))
         let produced = output.withUnsafeMutableBytes { outputBytes -> Int32 in
             samples.withUnsafeBytes { inputBytes -> Int32 in
-                var outputPlane: UnsafeMutablePointer<UInt8>? = outputBytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let tail = outputBytes.baseAddress! + start * MemoryLayout<Float>.stride
+                var outputPlane: UnsafeMutablePointer<UInt8>? = tail.assumingMemoryBound(to: UInt8.self)
                 var inputPlane: UnsafePointer<UInt8>? = inputBytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
                 return swr_convert(context, &outputPlane, Int32(capacity), &inputPlane, Int32(inputFrames))
             }
         }
+        output.removeLast(output.count - start - max(0, Int(produced)) * outputChannels)
         if produced < 0 { throw .ffmpeg("swr_convert", produced) }
-        output.removeLast(output.count - Int(produced) * outputChannels)
-        return output
     }
 }

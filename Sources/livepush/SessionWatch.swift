@@ -163,6 +163,8 @@ final class SessionWatch: @unchecked Sendable {
 final class FileEventSink: EventSink, @unchecked Sendable {
     private let lock = NSLock()
     private var descriptor: Int32
+    /// The line and its newline, one write; kept from line to line.
+    private var buffer: [UInt8] = []
 
     init?(path: String) {
         descriptor = path == "-" ? STDOUT_FILENO : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -172,12 +174,15 @@ final class FileEventSink: EventSink, @unchecked Sendable {
     func write(line: String) {
         lock.withLock {
             guard descriptor >= 0 else { return }
-            var bytes = Array((line + "\n").utf8)[...]
-            while !bytes.isEmpty {
-                let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(contentsOf: line.utf8)
+            buffer.append(UInt8(ascii: "\n"))
+            var offset = 0
+            while offset < buffer.count {
+                let written = buffer.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
                 if written < 0 && errno == EINTR { continue }
                 if written <= 0 { return }
-                bytes = bytes.dropFirst(written)
+                offset += written
             }
         }
     }

@@ -78,4 +78,11 @@ int CLinuxShim_futex_wake(uint32_t *word, int count);
 // pages that are resident whole: about 7 MiB at 1080p. Returns 0 or -1 with errno.
 int CLinuxShim_disable_transparent_hugepages(void);
 
+// MARK: UTC timestamps
+
+/// `seconds` since the epoch plus `milliseconds` as "YYYY-MM-DDTHH:MM:SS.mmmZ" (ISO 8601, UTC) into
+/// `out` (gmtime_r + snprintf: no allocation, no ICU). Returns the length (24) or -1 when `size` is
+/// too small or the time cannot be broken down.
+int CLinuxShim_format_utc_ms(char *out, size_t size, int64_t seconds, int milliseconds);
+
 #endif
