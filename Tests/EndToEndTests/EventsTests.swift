@@ -28,7 +28,9 @@ extension SharedScreen {
             ])
             #expect(try broadcast.waitUntilPublishing())
             let stream = try ProcessRunner.start(livepush, ["ctl", broadcast.name, "events"])
-            Thread.sleep(forTimeInterval: 1)
+            // Subscribed once the recent events it replays arrive (the session's first line among them).
+            #expect(waitUntil(timeoutSeconds: 15) { stream.outputSoFar.contains("\"type\":\"session\"") },
+                    "ctl events printed nothing: \(stream.errorSoFar)")
             // A destination that cannot be reached: a warning (reconnecting), then an error, keys redacted.
             let added = try broadcast.ctl(["add", "rtmp://127.0.0.1:9/live/\(deadKey)"])
             #expect(added.answer?["ok"] as? Bool == true, "\(added.result)")
