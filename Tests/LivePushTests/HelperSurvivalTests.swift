@@ -58,11 +58,13 @@ import TestSupport
         Thread.sleep(forTimeInterval: 1)
         first.stop()  // the helper finishes: 1 s to 2.5 s without one
         Thread.sleep(forTimeInterval: 1.5)  // let it run: the stretch without a helper the recording is read for
-        #expect(waitUntil(timeoutSeconds: 10) { pusher.placeholderShown == "helperLost" }, "\(pusher.placeholderShown ?? "none")")
+        #expect(waitUntil(timeoutSeconds: 10) { pusher.placeholderShown == "helperLost" },
+                "\(pusher.placeholderShown ?? "none")")
         let second = SignalHelper(group: "survive", runtime: runtime, picture: { _ in 60 }, sound: { _ in 0 })
         second.start()
         Thread.sleep(forTimeInterval: 1.5)  // let it run: the stretch with the second helper
-        #expect(waitUntil(timeoutSeconds: 10) { pusher.placeholderShown == nil }, "\(pusher.placeholderShown ?? "none")")
+        #expect(waitUntil(timeoutSeconds: 10) { pusher.placeholderShown == nil },
+                "\(pusher.placeholderShown ?? "none")")
         second.stop()
         pusher.stopLocalRecording()
         pusher.destroy()
