@@ -127,10 +127,9 @@ extension SharedScreen {
             Thread.sleep(forTimeInterval: 2.5)
             let result = broadcast.stop()
             #expect(result.exitCode == 0, "\(result)")
-            Thread.sleep(forTimeInterval: 0.5)
             // nginx records each publish from the start of its file: after the reconnection it
             // holds only the last ~2.5 s, not the whole ~7.5 s.
-            let video = try ReceivedStream.packets(try TestEnvironment.recordedFile(key: key).path, stream: "v:0")
+            let video = try ReceivedStream.packets(try TestEnvironment.closedRecording(key: key), stream: "v:0")
             let span = (video.last?.timeS ?? 0) - (video.first?.timeS ?? 0)
             #expect(span > 1.5 && span < 4.5, "nginx's file after 'reconnect' spans \(span) s")
             let statuses = broadcast.events.filter { $0["type"] as? String == "pushStatus" }.compactMap { $0["status"] as? String }
@@ -239,9 +238,7 @@ extension SharedScreen {
             Thread.sleep(forTimeInterval: 3)  // phase 4: no music again
             let result = broadcast.stop()
             #expect(result.exitCode == 0, "the broadcast ran to the end: \(result)")
-            Thread.sleep(forTimeInterval: 0.5)
-
-            let samples = try AudioAnalysis.decodeMono(try TestEnvironment.recordedFile(key: key).path)
+            let samples = try AudioAnalysis.decodeMono(try TestEnvironment.closedRecording(key: key))
             let levels = stride(from: 0, to: samples.count - 4800, by: 4800).map {
                 AudioAnalysis.toneLevelDbfs(Array(samples[$0..<$0 + 4800]), frequencyHz: 300, sampleRateHz: 48000)
             }

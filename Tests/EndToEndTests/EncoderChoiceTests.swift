@@ -42,8 +42,7 @@ extension SharedScreen {
             defer { painter.closeInput(); _ = painter.finish() }
             let result = try push(key, ["--profile", wanted, "--preset", preset, "--threads", "2"])
             #expect(result.exitCode == 0, "\(result)")
-            Thread.sleep(forTimeInterval: 0.5)
-            let path = try TestEnvironment.recordedFile(key: key).path
+            let path = try TestEnvironment.closedRecording(key: key)
             #expect(try profile(path) == ffprobeName)
             let options = try X264Options.read(path)
             let marks = try #require(Self.presetMarks[preset])
@@ -64,13 +63,12 @@ extension SharedScreen {
             let plain = UniqueName.make("tunedefault"), film = UniqueName.make("tunefilm")
             #expect(try push(plain, []).exitCode == 0)
             #expect(try push(film, ["--tune", "film"]).exitCode == 0)
-            Thread.sleep(forTimeInterval: 0.5)
-            let plainPath = try TestEnvironment.recordedFile(key: plain).path
+            let plainPath = try TestEnvironment.closedRecording(key: plain)
             let defaults = try X264Options.read(plainPath)
             #expect(try profile(plainPath) == "High")
             #expect(defaults["subme"] == "2" && defaults["sliced_threads"] == "1" && defaults["deblock"] == "1:0:0",
                     "\(defaults)")
-            let filmOptions = try X264Options.read(try TestEnvironment.recordedFile(key: film).path)
+            let filmOptions = try X264Options.read(try TestEnvironment.closedRecording(key: film))
             // film: deblocking -1:-1; without zerolatency, x264's lookahead and frame threads are back.
             #expect(filmOptions["deblock"] == "1:-1:-1" && filmOptions["sliced_threads"] == "0", "\(filmOptions)")
             #expect(filmOptions["rc_lookahead"] != "0", "\(filmOptions)")
@@ -88,8 +86,7 @@ extension SharedScreen {
                                         "--bitrate", "1500", "--min-bitrate", "1500", "--initial-bitrate", "1500",
                                         "--no-auto-bitrate"], seconds: 4)
             #expect(result.exitCode == 0, "\(result)")
-            Thread.sleep(forTimeInterval: 0.5)
-            let live = try TestEnvironment.recordedFile(key: key).path
+            let live = try TestEnvironment.closedRecording(key: key)
             // Both decode without a single error.
             for path in [live, file] {
                 let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])

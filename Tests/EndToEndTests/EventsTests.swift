@@ -28,7 +28,10 @@ extension SharedScreen {
             ])
             #expect(try broadcast.waitUntilPublishing())
             let stream = try ProcessRunner.start(livepush, ["ctl", broadcast.name, "events"])
-            Thread.sleep(forTimeInterval: 1)
+            // Subscribed once an event came through it (statistics come once a second); the answer line
+            // alone is written before the subscription is made.
+            #expect(waitUntil(timeoutSeconds: 15) { stream.outputSoFar.contains("\"type\":\"statistics\"") },
+                    "ctl events streamed no event: \(stream.outputSoFar) \(stream.errorSoFar)")
             // A destination that cannot be reached: a warning (reconnecting), then an error, keys redacted.
             let added = try broadcast.ctl(["add", "rtmp://127.0.0.1:9/live/\(deadKey)"])
             #expect(added.answer?["ok"] as? Bool == true, "\(added.result)")

@@ -100,27 +100,32 @@ extension SharedScreen {
             #expect(Int(probe["nb_read_frames"] ?? "") ?? 0 >= 45, "\(probe)")
         }
 
+        /// The first Ctrl-C's stop is held by a server that never finishes the handshake (stopping a push
+        /// waits for its sender, which cannot be broken while it connects); a second one ends it with 130.
+        /// Deterministic: the second comes only once the first is seen handled (the recording finished,
+        /// the step before the pushes stop) while the server still holds the handshake, whatever the load.
         @Test func aSecondCtrlCForcesTheExitAndKillsTheHelper() throws {
-            // A server that accepts and never answers: stopping waits on its connection attempt.
-            let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(silent) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(silent, $0, length) == 0 && listen(silent, 4) == 0 && getsockname(silent, $0, &length) == 0
-            } }
-            let port = UInt16(bigEndian: address.sin_port)
-            let screen = try start(["rtmp://127.0.0.1:\(port)/live/hidden"])
+            let server = try TricklingRTMPServer()
+            defer { server.close() }
+            let base = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ctrlc2")).path
+            let (recording, events) = (base + ".mp4", base + ".jsonl")
+            defer { [recording, events].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+            let screen = try start(["--events", events, recording, "rtmp://127.0.0.1:\(server.port)/live/hidden"])
             #expect(screen.waitForError("screen capture started"))
+            try #require(waitUntil(timeoutSeconds: 30) { server.handshakeReceived }, "no handshake: \(screen.errorSoFar)")
             let helper = helperPid(of: screen)
             screen.interrupt()
-            Thread.sleep(forTimeInterval: 0.3)
+            let recordComplete = "\"type\":\"recordComplete\""
+            let handled = waitUntil(timeoutSeconds: 60) {
+                ((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").contains(recordComplete)
+            }
+            try #require(handled, "the first Ctrl-C did not finish the recording: \(screen.errorSoFar)")
+            try #require(screen.isRunning && server.isHolding, "the stop was not held by the handshake: \(screen.errorSoFar)")
             screen.interrupt()
             let result = screen.finish()
             #expect(result.exitCode == 130, "\(result)")
             #expect(result.standardError.contains("interrupted again"))
+            #expect(server.isHolding, "the server let the handshake go before the exit")
             let helperPid = try #require(helper, "no helper process was found while it ran")
             #expect(waitUntil(timeoutSeconds: 10) { !isAlive(helperPid) }, "the helper \(helperPid) outlived the pusher")
         }
@@ -199,6 +204,67 @@ extension SharedScreen {
             #expect(!result.standardError.contains(key) && !result.standardOutput.contains(key))
             let stream = try MediaProbe.videoStream(try TestEnvironment.closedRecording(key: key))
             #expect(stream["codec_name"] == "h264" && (Int(stream["nb_read_frames"] ?? "") ?? 0) >= 60, "\(stream)")
+        }
+    }
+}
+
+/// A TCP server on 127.0.0.1 that takes one RTMP connection, reads C0+C1 and answers S0 and then
+/// one byte of S1 every 0.5 s: the client's handshake never completes, and never times out either
+/// (its timeout is per read), for as long as the server runs.
+private final class TricklingRTMPServer: @unchecked Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private let lock = NSLock()
+    private var received = false
+    private var holding = false
+    private var closed = false
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        listener = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0
+        } }
+        guard listening else {
+            Glibc.close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        Thread.detachNewThread { [self] in serve() }
+    }
+
+    /// C0+C1 (1537 bytes) arrived: the client is in its handshake.
+    var handshakeReceived: Bool { lock.withLock { received } }
+    /// The connection is open and the server still trickles S1.
+    var isHolding: Bool { lock.withLock { holding } }
+
+    func close() {
+        lock.withLock { closed = true }
+        shutdown(listener, Int32(SHUT_RDWR))  // wakes a pending accept
+        Glibc.close(listener)
+    }
+
+    private func serve() {
+        let connection = accept(listener, nil, nil)
+        guard connection >= 0 else { return }
+        defer { Glibc.close(connection) }
+        var buffer = [UInt8](repeating: 0, count: 1537)
+        var count = 0
+        while count < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress! + count, $0.count - count, 0) }
+            guard n > 0 else { return }
+            count += n
+        }
+        lock.withLock { (received, holding) = (true, true) }
+        defer { lock.withLock { holding = false } }
+        var byte: UInt8 = 0x03  // S0: version 3, then S1's bytes
+        while !lock.withLock({ closed }) && send(connection, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 {
+            byte = 0
+            Thread.sleep(forTimeInterval: 0.5)  // the trickle's pace (under the client's 5 s read timeout)
         }
     }
 }

@@ -61,8 +61,7 @@ extension SharedScreen {
                 "--resolution", "640x360", "--duration", "6", "--quiet",
             ] + options, timeoutSeconds: 60)
             #expect(result.exitCode == 0, "\(result)")
-            Thread.sleep(forTimeInterval: 1)
-            let path = try TestEnvironment.recordedFile(key: key).path
+            let path = try TestEnvironment.closedRecording(key: key)
             let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
             #expect(decode.exitCode == 0 && decode.standardError.isEmpty, "\(decode)")
             return path

@@ -43,9 +43,8 @@ extension SharedScreen {
             ], timeoutSeconds: 30)
             #expect(result.exitCode == 0, "\(result)")
             #expect(result.standardOutput.components(separatedBy: " fps to rtmp://").count == 3, "\(result.standardOutput)")
-            Thread.sleep(forTimeInterval: 0.5)
             for key in keys {
-                let stream = try MediaProbe.videoStream(try TestEnvironment.recordedFile(key: key).path)
+                let stream = try MediaProbe.videoStream(try TestEnvironment.closedRecording(key: key))
                 let frames = Int(stream["nb_read_frames"] ?? "") ?? 0
                 #expect(stream["codec_name"] == "h264" && (70...95).contains(frames), "\(key): \(stream)")
             }

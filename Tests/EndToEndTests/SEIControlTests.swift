@@ -19,7 +19,7 @@ extension SharedScreen {
                 "--duration", "30",
             ])
             #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
-            Thread.sleep(forTimeInterval: 1)
+            Thread.sleep(forTimeInterval: 1)  // let it run: 1 s of stream (a keyframe a second) before the messages
             let plain = try broadcast.ctl(["sei", #"{"q":1}"#, "--repeat", "4"])
             #expect(plain.result.exitCode == 0 && plain.answer?["ok"] as? Bool == true, "\(plain.result)")
             let keyframes = try broadcast.ctl(["sei", "on keyframes", "--keyframe-only", "--repeat", "2"])
@@ -29,8 +29,7 @@ extension SharedScreen {
             Thread.sleep(forTimeInterval: 3)  // two keyframes a GOP (1 s) apart, and the frames to nginx
             let result = broadcast.stop()
             #expect(result.exitCode == 0, "\(result)")
-            Thread.sleep(forTimeInterval: 0.5)
-            let units = try H264AccessUnits.read(try TestEnvironment.recordedFile(key: key).path, uuid: Self.uuid)
+            let units = try H264AccessUnits.read(try TestEnvironment.closedRecording(key: key), uuid: Self.uuid)
             let plainUnits = units.indices.filter { units[$0].messages.contains(#"{"q":1}"#) }
             let keyUnits = units.indices.filter { units[$0].messages.contains("on keyframes") }
             #expect(plainUnits.count == 4 && (plainUnits.last ?? 0) - (plainUnits.first ?? 0) == 3, "\(plainUnits)")

@@ -57,12 +57,14 @@ import TestSupport
         #expect(pusher.startLocalRecording(path: path) == 0)
         Thread.sleep(forTimeInterval: 1)
         first.stop()  // the helper finishes: 1 s to 2.5 s without one
-        Thread.sleep(forTimeInterval: 1.5)
-        #expect(pusher.placeholderShown == "helperLost")
+        Thread.sleep(forTimeInterval: 1.5)  // let it run: the stretch without a helper the recording is read for
+        #expect(waitUntil(timeoutSeconds: 10) { pusher.placeholderShown == "helperLost" },
+                "\(pusher.placeholderShown ?? "none")")
         let second = SignalHelper(group: "survive", runtime: runtime, picture: { _ in 60 }, sound: { _ in 0 })
         second.start()
-        Thread.sleep(forTimeInterval: 1.5)
-        #expect(pusher.placeholderShown == nil)
+        Thread.sleep(forTimeInterval: 1.5)  // let it run: the stretch with the second helper
+        #expect(waitUntil(timeoutSeconds: 10) { pusher.placeholderShown == nil },
+                "\(pusher.placeholderShown ?? "none")")
         second.stop()
         pusher.stopLocalRecording()
         pusher.destroy()
@@ -127,7 +129,7 @@ import TestSupport
         try pusher.startScreenCapture(group: "hang", runtimeDirectory: runtime)
         let helper = try ProcessRunner.start(try Repository.cPatternHelper(), ["--group", "hang", "--size", "320x240"],
                                              environment: ["XDG_RUNTIME_DIR": runtime])
-        Thread.sleep(forTimeInterval: 1)
+        #expect(waitUntil(timeoutSeconds: 10) { observer.all.contains("started") }, "\(observer.all)")
         #expect(pusher.placeholderShown == nil)
         kill(helper.processIdentifier, SIGSTOP)
         // How soon is a benchmark's figure (`make soak`: detect helper-hang); here a generous deadline.

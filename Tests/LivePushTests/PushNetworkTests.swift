@@ -70,10 +70,10 @@ struct PushNetworkTests {
         let (pusher, helper) = try startPusher(config(), observer: observer)
         let key = UniqueName.make("slow")
         #expect(pusher.startPush(url: "rtmp://127.0.0.1:\(proxy.port)/record/\(key)") == 0)
-        Thread.sleep(forTimeInterval: 10)
+        Thread.sleep(forTimeInterval: 10)  // let it run: 10 s of stream through the throttle (the seconds measured)
         let throttled = observer.figures
         proxy.rateKbps = 0  // the network recovers
-        Thread.sleep(forTimeInterval: 12)
+        Thread.sleep(forTimeInterval: 12)  // let it run: 12 s after the throttle (the recovery measured)
         pusher.stopPush()
         helper.stop()
         pusher.destroy()
@@ -121,7 +121,7 @@ struct PushNetworkTests {
         let fastKey = UniqueName.make("fast"), slowKey = UniqueName.make("slow")
         #expect(pusher.startPush(url: try TestEnvironment.recordURL(key: fastKey)) == 0)
         #expect(pusher.addPushDestination(url: "rtmp://127.0.0.1:\(proxy.port)/record/\(slowKey)") == 0)
-        Thread.sleep(forTimeInterval: 8)
+        Thread.sleep(forTimeInterval: 8)  // let it run: 8 s of both destinations (the frames each received are counted)
         pusher.stopPush()
         helper.stop()
         pusher.destroy()
@@ -171,9 +171,9 @@ struct PushNetworkTests {
         let (pusher, helper) = try startPusher(config(), observer: observer)
         let key = UniqueName.make("restart")
         #expect(pusher.startPush(url: nginx.rtmpURL + "/record/\(key)") == 0)
-        Thread.sleep(forTimeInterval: 2)
+        Thread.sleep(forTimeInterval: 2)  // let it run: 2 s published before the server goes
         nginx.stop()
-        Thread.sleep(forTimeInterval: 2.5)
+        Thread.sleep(forTimeInterval: 2.5)  // let it run: 2.5 s with the server down (the retries)
         try nginx.start()
         var resumed = false
         for _ in 0..<100 where !resumed {  // within 10 s
@@ -181,7 +181,7 @@ struct PushNetworkTests {
             resumed = observer.all.filter { $0.hasPrefix("push(") }.suffix(1) == ["push(2)"]
                 && observer.all.contains("push(3)")
         }
-        Thread.sleep(forTimeInterval: 3)
+        Thread.sleep(forTimeInterval: 3)  // let it run: 3 s of stream after the restart (what the file after it holds)
         pusher.stopPush()
         helper.stop()
         pusher.destroy()
