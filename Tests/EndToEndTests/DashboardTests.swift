@@ -57,7 +57,8 @@ extension SharedScreen {
             let isRed = frames.map { Int($0[15]) > 180 && Int($0[16]) < 80 && Int($0[17]) < 80 }
             let trailingRed = isRed.reversed().prefix { $0 }.count
             #expect(trailingRed >= 60, "the last \(trailingRed) frames show the pause picture (~3 s expected)")
-            #expect(isRed.filter { !$0 }.count > 150, "the screen before the pause")
+            // At least 2 s of the screen (its length depends on how fast the browser check ran).
+            #expect(isRed.filter { !$0 }.count > 60, "the screen before the pause: \(isRed.filter { !$0 }.count) frames")
 
             // The screenshot is a page, not a blank: many colours.
             let colours = try distinctColours(screenshot)

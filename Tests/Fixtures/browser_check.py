@@ -135,6 +135,17 @@ PREVIEW = """(() => { const img = document.getElementById('preview');
   return out; })()"""
 
 
+def preview_pixels(browser, seconds=5):
+    """The preview image's 16x9 grey pixels; the page reloads the image now and then, so a
+    sample taken while it loads is taken again (None only when no load completed in `seconds`)."""
+    deadline = time.time() + seconds
+    while True:
+        pixels = browser.evaluate(PREVIEW)
+        if pixels is not None or time.time() > deadline:
+            return pixels
+        time.sleep(0.05)
+
+
 def dashboard(url, screenshot):
     report = {}
     wrong = url.split("token=")[0] + "token=0123456789abcdef0123456789abcdef"
@@ -154,12 +165,12 @@ def dashboard(url, screenshot):
         report["points1"] = browser.evaluate("livepushDashboard.points")
         report["datasetPoints1"] = browser.evaluate(
             "livepushDashboard.charts['chart-bitrate'].data.datasets[0].data.length")
-        preview1 = browser.evaluate(PREVIEW)
+        preview1 = preview_pixels(browser)
         time.sleep(3)
         report["points2"] = browser.evaluate("livepushDashboard.points")
         report["datasetPoints2"] = browser.evaluate(
             "livepushDashboard.charts['chart-bitrate'].data.datasets[0].data.length")
-        preview2 = browser.evaluate(PREVIEW)
+        preview2 = preview_pixels(browser)
         report["previewSeen"] = preview1 is not None and preview2 is not None
         report["previewDifference"] = (sum(abs(a - b) for a, b in zip(preview1, preview2))
                                        if report["previewSeen"] else 0)
