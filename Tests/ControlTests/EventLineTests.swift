@@ -5,7 +5,7 @@ import Testing
 
 /// The statistics and volume lines written into the kept buffer are byte for byte what the
 /// dictionary path (`JSONLine.encode`, Foundation's ISO 8601 formatter) writes for the same values.
-@Suite(.timeLimit(.minutes(2))) struct EventLineTests {
+@Suite(.timeLimit(.minutes(10))) struct EventLineTests {
     private static let stamp = EventStamp(sequence: 4711, monotonicNs: 123_456_789_012_345, wallSeconds: 1_796_130_982,
                                           wallMilliseconds: 7)
 
