@@ -213,7 +213,8 @@ import Testing
         let configuration = helperConfiguration(runtime: runtime)
         let thread = Thread { connected.withLock { $0 = try? HelperEndpoint(configuration: configuration) } }
         thread.start()
-        Thread.sleep(forTimeInterval: 0.4)
+        Thread.sleep(forTimeInterval: 0.4)  // let it run: the helper tries for 0.4 s before a pusher exists
+        #expect(connected.withLock { $0 == nil }, "connected with no pusher there")
         let pusher = try makePusher(recorder, runtime: runtime)
         defer { pusher.stop() }
         #expect(recorder.wait { $0.isConnected } != nil)

@@ -121,10 +121,10 @@ extension SharedScreen {
                 "--region", "0,0,320,240", "--resolution", "320x240", "--no-mic", "--quiet", "--duration", "60",
             ])
             #expect(try broadcast.waitUntilPublishing())
-            Thread.sleep(forTimeInterval: 5)
+            Thread.sleep(forTimeInterval: 5)  // let it run: 5 s before (a file without the reconnect would hold them)
             #expect(answerOK(try broadcast.ctl(["reconnect"])))
             #expect(try broadcast.waitUntilPublishing())
-            Thread.sleep(forTimeInterval: 2.5)
+            Thread.sleep(forTimeInterval: 2.5)  // let it run: the 2.5 s after, the span measured
             let result = broadcast.stop()
             #expect(result.exitCode == 0, "\(result)")
             // nginx records each publish from the start of its file: after the reconnection it

@@ -36,7 +36,11 @@ extension SharedScreen {
             let added = try broadcast.ctl(["add", "rtmp://127.0.0.1:9/live/\(deadKey)"])
             #expect(added.answer?["ok"] as? Bool == true, "\(added.result)")
             #expect(try broadcast.ctl(["pause"]).answer?["ok"] as? Bool == true)
-            Thread.sleep(forTimeInterval: 4)
+            // Until the unreachable destination has warned and failed, and the running kinds came.
+            let running: Set = ["warning", "error", "recordProgress", "volume", "control", "statistics"]
+            #expect(waitUntil(timeoutSeconds: 30, intervalSeconds: 0.2) {
+                running.isSubset(of: Set(broadcast.events.compactMap { $0["type"] as? String }))
+            }, "\(Set(broadcast.events.compactMap { $0["type"] as? String }).sorted())")
             let result = broadcast.stop()
             stream.interrupt()
             let streamed = stream.finish()

@@ -22,12 +22,7 @@ extension SharedScreen {
             }
         }
 
-        /// Whether `pid` runs (a zombie waiting to be reaped does not).
-        private func isAlive(_ pid: Int32) -> Bool {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
-            return !stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
-        }
+        private func isAlive(_ pid: Int32) -> Bool { ProcessTable.isAlive(pid) }
 
         /// After each kill, nginx received the placeholder and then, within 5 s of the kill (stream
         /// time), the painter's square live again: undimmed and moving, not a frozen or dimmed picture.

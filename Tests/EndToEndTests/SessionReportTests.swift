@@ -26,7 +26,13 @@ extension SharedScreen {
             ])
             #expect(try broadcast.waitUntilPublishing())
             #expect(try broadcast.ctl(["add", "rtmp://127.0.0.1:9/live/\(UniqueName.make("dead"))"]).answer?["ok"] as? Bool == true)
-            Thread.sleep(forTimeInterval: 5)
+            // Until the unreachable destination has failed and the statistics count more than 100 frames.
+            #expect(waitUntil(timeoutSeconds: 60, intervalSeconds: 0.2) {
+                let events = broadcast.events
+                let frames = events.filter { $0["type"] as? String == "statistics" }
+                    .reduce(0) { $0 + (($1["fps"] as? NSNumber)?.intValue ?? 0) }
+                return events.contains { $0["type"] as? String == "error" } && frames > 150
+            }, "no error event or too few frames: \(broadcast.command.errorSoFar)")
             let result = broadcast.stop()
             #expect(result.exitCode == 0, "\(result)")
             #expect(result.standardOutput.contains("Report written to \(liveReport)"), "\(result)")

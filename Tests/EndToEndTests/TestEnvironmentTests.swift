@@ -35,7 +35,8 @@ struct RTMPServerTests {
             "-t", "10", "-c:v", "libx264", "-preset", "ultrafast", "-g", "15", "-f", "flv", url,
         ])
         defer { publisher.interrupt(); _ = publisher.finish() }
-        Thread.sleep(forTimeInterval: 1)
+        #expect(try waitUntil(timeoutSeconds: 15, intervalSeconds: 0.1) { try TestEnvironment.listsStream(key: key) },
+                "nginx's /stat never listed \(key): \(publisher.errorSoFar)")
 
         // A live FLV stream announces no end; without a bound ffprobe waits 5 s for an audio
         // stream that never comes. The read timeout keeps a dead server from hanging the test.
@@ -59,7 +60,7 @@ struct VirtualMicrophoneTests {
         let recorder = try ProcessRunner.start("pw-record", [
             "--target", microphone, "--rate", "48000", "--channels", "1", "--format", "s16", file.path,
         ])
-        Thread.sleep(forTimeInterval: 1.2)
+        Thread.sleep(forTimeInterval: 1.2)  // let it run: 1.2 s of recording (at least 36000 samples are required)
         // pw-record has no duration option; on SIGINT it completes the WAV header and exits with 1.
         // What it wrote is checked by decoding it.
         recorder.interrupt()

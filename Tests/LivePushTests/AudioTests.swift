@@ -94,7 +94,9 @@ final class SignalHelper: @unchecked Sendable {
         var silenceFromMs: Int64?
         var volumeUpdates = 0
         func onMicrophoneVolumeUpdate(volume: Int) { lock.withLock { volumeUpdates += 1 } }
+        var captureStarted = false
         func onCaptureFirstAudioFrame() { lock.withLock { events.append("firstAudioFrame") } }
+        func onScreenCaptureStarted() { lock.withLock { captureStarted = true } }
         func onProcessAudioFrame(_ frame: inout AudioFrame) {
             let silence = lock.withLock { () -> Bool in
                 if frames.count < 5 { frames.append((frame.samples.count, frame.sampleRateHz, frame.channels)) }
@@ -128,12 +130,12 @@ final class SignalHelper: @unchecked Sendable {
         try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
         let helper = SignalHelper(group: group, runtime: runtime, picture: picture, sound: sound)
         helper.start()
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(waitUntil(timeoutSeconds: 10) { observer.lock.withLock { observer.captureStarted } }, "the helper never started")
         #expect(pusher.startLocalRecording(path: path) == 0)
         if let pushURL { #expect(pusher.startPush(url: pushURL) == 0) }
-        Thread.sleep(forTimeInterval: 1)
+        Thread.sleep(forTimeInterval: 1)  // let it run: 1 s of the recording before `during`
         during(pusher)
-        Thread.sleep(forTimeInterval: seconds - 1)
+        Thread.sleep(forTimeInterval: seconds - 1)  // let it run: the rest of the `seconds` recorded
         pusher.stopLocalRecording()
         helper.stop()
         pusher.destroy()

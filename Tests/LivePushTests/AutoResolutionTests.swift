@@ -66,11 +66,11 @@ struct AutoResolutionTests {
         let down = waitUntil(timeoutSeconds: 60) { pusher.statistics.width == 640 }
         #expect(down, "stepped down to 640x360: \(pusher.statistics.width)x\(pusher.statistics.height)")
         #expect(pusher.statistics.height == 360)
-        Thread.sleep(forTimeInterval: 2)  // some frames at the small size
+        Thread.sleep(forTimeInterval: 2)  // let it run: 2 s of frames at the small size (read back from the files)
         proxy.rateKbps = 0  // the network recovers
         let up = waitUntil(timeoutSeconds: 60) { pusher.statistics.width == 960 }
         #expect(up, "stepped back up to 960x540: \(pusher.statistics.width)x\(pusher.statistics.height)")
-        Thread.sleep(forTimeInterval: 2)
+        Thread.sleep(forTimeInterval: 2)  // let it run: 2 s of frames at the full size (read back from the files)
         pusher.stopPush()
         pusher.stopLocalRecording()
         helper.stop()

@@ -88,10 +88,10 @@ struct BackgroundMusicTests {
         let observer = Recorder()
         let key = try push(seconds: 5, observer: observer) { pusher in
             #expect(pusher.startBGM(path: file) == 0)
-            Thread.sleep(forTimeInterval: 1)
+            Thread.sleep(forTimeInterval: 1)  // let it run: 1 s of music (stream time 0-1 s)
             pusher.pauseBGM()
             #expect(!pusher.isBGMPlaying)
-            Thread.sleep(forTimeInterval: 1)
+            Thread.sleep(forTimeInterval: 1)  // let it run: 1 s paused (stream time 1-2 s)
             pusher.resumeBGM()
         }
         let received = try SoundSignals.receivedAudio(key: key, atLeastSeconds: 4.5)

@@ -103,7 +103,7 @@ struct ExternalVideoTests {
         let key = UniqueName.make("external")
         #expect(pusher.startPush(url: try TestEnvironment.recordURL(key: key)) == 0)
         #expect(waitUntil(timeoutSeconds: 15) { observer.isPublishing })
-        Thread.sleep(forTimeInterval: 0.5)  // publishing from a keyframe
+        Thread.sleep(forTimeInterval: 0.5)  // let it run: 0.5 s of stream (its first keyframe) before the pictures
         let nv12 = Self.planes(.nv12, width: 320, height: 240, left: Self.green, right: Self.blue, padding: 32)
         let i420 = Self.planes(.i420, width: 640, height: 480, left: Self.blue, right: Self.red, padding: 16)
         let phases: [(ExternalPixelFormat, Int, Int, (planes: [[UInt8]], strides: [Int]))] =

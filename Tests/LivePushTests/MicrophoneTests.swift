@@ -40,9 +40,9 @@ struct MicrophoneTests {
         pusher.enableVolumeEvaluation(intervalMs: 300)
         #expect(pusher.startLocalRecording(path: path) == 0)
         if let pushKey { #expect(pusher.startPush(url: try TestEnvironment.recordURL(key: pushKey)) == 0) }
-        Thread.sleep(forTimeInterval: 1)
+        Thread.sleep(forTimeInterval: 1)  // let it run: 1 s recorded before `during`
         during(pusher)
-        Thread.sleep(forTimeInterval: seconds - 1)
+        Thread.sleep(forTimeInterval: seconds - 1)  // let it run: the rest of the `seconds` recorded
         pusher.destroy()
         return (path, micCode)
     }
@@ -105,18 +105,23 @@ struct MicrophoneTests {
             if source.isRunning { source.interrupt() }
             _ = source.finish()
         }
-        Thread.sleep(forTimeInterval: 1)  // the node appears
+        func nodeListed() throws -> Bool {
+            try ProcessRunner.run("pw-cli", ["ls", "Node"]).standardOutput.contains("\"\(name)\"")
+        }
+        try #require(try waitUntil(timeoutSeconds: 10, intervalSeconds: 0.1) { try nodeListed() }, "no node \(name)")
         let observer = Recorder()
         let runtime = privateRuntimeDirectory()
         let pusher = try LivePusher(config: config(), observer: observer)
         try pusher.startScreenCapture(group: UniqueName.make("miclost"), runtimeDirectory: runtime)
         #expect(pusher.startMicrophone(name: name) == 0)
-        Thread.sleep(forTimeInterval: 1)
+        Thread.sleep(forTimeInterval: 1)  // let it run: 1 s of the microphone before it goes
         source.interrupt()
         _ = source.finish()
-        Thread.sleep(forTimeInterval: 1.5)
+        func warned(_ code: Int32) -> Bool { observer.lock.withLock { observer.events }.contains("warning(\(code))") }
+        #expect(waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneLost) }, "no microphoneLost")
         source = try startSource()
-        Thread.sleep(forTimeInterval: 2.5)
+        #expect(waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneReturned) }, "no microphoneReturned")
+        Thread.sleep(forTimeInterval: 1.5)  // let it run: 1.5 s, a statistics period of audio after the return
         let statistics = pusher.statistics
         pusher.destroy()
         let warnings = observer.lock.withLock { observer.events }.filter { $0.hasPrefix("warning") }

@@ -202,10 +202,10 @@ struct PushNetworkTests {
         let first = Recorder(), second = Recorder()
         let (pusherA, helperA) = try startPusher(config(), observer: first)
         #expect(pusherA.startPush(url: try TestEnvironment.liveURL(key: key)) == 0)
-        Thread.sleep(forTimeInterval: 1.5)
+        #expect(waitUntil(timeoutSeconds: 15) { first.all.contains("push(2)") }, "the first never published: \(first.all)")
         let (pusherB, helperB) = try startPusher(config(), observer: second)
         #expect(pusherB.startPush(url: try TestEnvironment.liveURL(key: key)) == 0)
-        Thread.sleep(forTimeInterval: 2)
+        #expect(waitUntil(timeoutSeconds: 15) { second.all.contains("push(0)") }, "the second never ended: \(second.all)")
         for (pusher, helper) in [(pusherA, helperA), (pusherB, helperB)] {
             helper.stop()
             pusher.destroy()
@@ -227,7 +227,7 @@ struct PushNetworkTests {
         config.connectRetryCount = 1
         let (pusher, helper) = try startPusher(config, observer: observer)
         #expect(pusher.startPush(url: url) == 0)
-        Thread.sleep(forTimeInterval: 2)
+        #expect(waitUntil(timeoutSeconds: 30) { observer.all.contains("error(\(code))") }, "\(observer.all)")
         helper.stop()
         pusher.destroy()
         #expect(observer.all.filter { !$0.hasPrefix("push(") }

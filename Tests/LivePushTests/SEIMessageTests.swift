@@ -45,14 +45,18 @@ struct SEIMessageTests {
         #expect(pusher.addPushDestination(url: srt.callerURL()) == 0)
         #expect(pusher.startLocalRecording(path: recordingPath) == 0)
         #expect(waitUntil(timeoutSeconds: 15) { observer.destinationsPublishing == 2 && pusher.statistics.fps > 0 })
-        Thread.sleep(forTimeInterval: 1)  // the push and the recording have started on a keyframe
+        Thread.sleep(forTimeInterval: 1)  // let it run: 1 s of stream (a keyframe a second) before the messages
         #expect(pusher.sendMessage("", repeatCount: 1, delayMs: 0, keyFrameOnly: false) == LivePushErrorCode.invalidParameter)
         #expect(pusher.sendMessage("{\"q\":\"now\"}", repeatCount: 5, delayMs: 0, keyFrameOnly: false) == 0)
         #expect(pusher.sendMessage("later ✓", repeatCount: 3, delayMs: 1500, keyFrameOnly: false) == 0)
         #expect(pusher.sendMessage("keyframes", repeatCount: 2, delayMs: 0, keyFrameOnly: true) == 0)
         let sent = waitUntil(timeoutSeconds: 10) { pusher.pipeline?.sei.pendingCount == 0 }
         #expect(sent, "every message went into its frames")
-        Thread.sleep(forTimeInterval: 0.5)  // those frames reach nginx
+        // Those frames reach nginx: its file grows 1 s of stream past what it had when they were made.
+        let nginxFile = try TestEnvironment.recordedFile(key: key).path
+        let madeAtMs = ((try? FLVTagReader.lastVideoMs(nginxFile)) ?? nil) ?? 0
+        #expect(waitUntil(timeoutSeconds: 15) { (((try? FLVTagReader.lastVideoMs(nginxFile)) ?? nil) ?? 0) >= madeAtMs + 1000 },
+                "nginx's file stays at \(madeAtMs) ms")
         pusher.stopPush()
         pusher.stopLocalRecording()
         helper.stop()

@@ -70,25 +70,24 @@ import TestSupport
             helper.stop()
             pusher.destroy()
         }
-        Thread.sleep(forTimeInterval: 1.5)
-        _ = meter.take()
-        Thread.sleep(forTimeInterval: 0.5)
-        let loud = meter.take()
         // The statistics carry the level as sent: a -15 dBFS tone is about 75 of 100.
-        #expect(waitFor(3) { (65...85).contains(pusher.status.statistics.desktopLevel) }, "\(pusher.status.statistics)")
+        #expect(waitFor(15) { (65...85).contains(pusher.status.statistics.desktopLevel) }, "\(pusher.status.statistics)")
+        _ = meter.take()
+        Thread.sleep(forTimeInterval: 0.5)  // let it run: the 0.5 s of mix measured
+        let loud = meter.take()
         #expect(pusher.status.statistics.micLevel == 0, "no microphone started")
         pusher.setMute(true, source: .desktop)
         #expect(pusher.status.mutedSources == [.desktop] && !pusher.status.muted)
         #expect(waitFor(3) { pusher.status.statistics.desktopLevel == 0 }, "muted: \(pusher.status.statistics)")
-        Thread.sleep(forTimeInterval: 0.3)
+        Thread.sleep(forTimeInterval: 0.3)  // let it run: 0.3 s, past the 50 ms mix delay (chunks mixed before the mute)
         _ = meter.take()
-        Thread.sleep(forTimeInterval: 0.5)
+        Thread.sleep(forTimeInterval: 0.5)  // let it run: the 0.5 s of mix measured
         let muted = meter.take()
         pusher.setMute(false, source: .desktop)
         #expect(pusher.status.mutedSources.isEmpty)
-        Thread.sleep(forTimeInterval: 0.3)
+        Thread.sleep(forTimeInterval: 0.3)  // let it run: 0.3 s, past the 50 ms mix delay (chunks mixed before)
         _ = meter.take()
-        Thread.sleep(forTimeInterval: 0.5)
+        Thread.sleep(forTimeInterval: 0.5)  // let it run: the 0.5 s of mix measured
         let back = meter.take()
         #expect(loud > 0.01, "the desktop tone (0.25 amplitude) mixed: \(loud)")
         #expect(muted == 0, "muted desktop audio is silence: \(muted)")

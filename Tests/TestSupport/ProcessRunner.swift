@@ -35,7 +35,8 @@ public enum ProcessRunner {
             if Date() > deadline {
                 timedOut = true
                 process.process.terminate()
-                Thread.sleep(forTimeInterval: 0.5)
+                let grace = Date().addingTimeInterval(0.5)
+                while process.process.isRunning && Date() < grace { Thread.sleep(forTimeInterval: 0.01) }
                 if process.process.isRunning { kill(process.process.processIdentifier, SIGKILL) }
                 break
             }
