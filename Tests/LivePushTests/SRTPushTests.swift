@@ -127,6 +127,8 @@ struct SRTPushTests {
         _ = listener.finish()
         let counts = proxy.forwardedAndDropped
         #expect(counts.dropped > 50, "the proxy dropped only \(counts.dropped) of \(counts.forwarded) datagrams")
+        // Induction and conclusion, each way: the handshake went through whole (UDPProxy spares it).
+        #expect(proxy.handshakesForwarded >= 4, "\(proxy.handshakesForwarded) handshake packets")
         let retransmitted = observer.figures.reduce(0) { $0 + $1.srtPacketsRetransmitted }
         #expect(retransmitted > 0, "SRT retransmitted nothing")
         #expect(try decodeErrors(listener.outputPath).isEmpty)
