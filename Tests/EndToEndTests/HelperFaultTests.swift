@@ -140,6 +140,8 @@ extension SharedScreen {
             #expect(said.contains("received ERROR") && said.contains("name=SEQUENCE") && said.contains("status 0"),
                     "the pusher did not answer the garbage with ERROR SEQUENCE: \(said)")
             #expect(!FileManager.default.fileExists(atPath: marker), "the hostile helper never ran")
+            // The guide: "a warning names the rule".
+            #expect(screen.waitForError("warning: SEQUENCE", timeoutSeconds: 30), "\(screen.errorSoFar)")
             #expect(screen.waitForError("exited with status 1", timeoutSeconds: 30), "\(screen.errorSoFar)")
             #expect(waitUntil(timeoutSeconds: 30) { capturePid(of: screen).map { $0 != first } ?? false },
                     "no new livepush-capture after the garbage: \(screen.errorSoFar)")
