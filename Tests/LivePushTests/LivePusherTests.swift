@@ -50,8 +50,9 @@ import TestSupport
         ], environment: ["XDG_RUNTIME_DIR": runtime])
         let result = helper.finish()
         #expect(result.exitCode == 0, "\(result)")
-        #expect(waitUntil(timeoutSeconds: 10) { observer.all.contains("screenCaptureStopped(0)") && observer.all.contains("recording") },
-                "\(observer.all)")
+        #expect(waitUntil(timeoutSeconds: 10) {
+            observer.all.contains("screenCaptureStopped(0)") && observer.all.contains("recording")
+        }, "\(observer.all)")
         pusher.stopLocalRecording()
         #expect(observer.completed.wait(timeout: .now() + 5) == .success)
         pusher.destroy()

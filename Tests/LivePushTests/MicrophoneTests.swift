@@ -120,7 +120,8 @@ struct MicrophoneTests {
         func warned(_ code: Int32) -> Bool { observer.lock.withLock { observer.events }.contains("warning(\(code))") }
         #expect(waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneLost) }, "no microphoneLost")
         source = try startSource()
-        #expect(waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneReturned) }, "no microphoneReturned")
+        #expect(waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneReturned) },
+                "no microphoneReturned")
         Thread.sleep(forTimeInterval: 1.5)  // let it run: 1.5 s, a statistics period of audio after the return
         let statistics = pusher.statistics
         pusher.destroy()

@@ -153,7 +153,7 @@ struct PushNetworkTests {
         #expect(fast.count >= 200, "the fast destination got \(fast.count) frames of about 240")
         let missing = Self.framesMissing(from: fast, of: encoded)
         #expect(encoded.count >= fast.count && missing.isEmpty,
-                "the fast destination lacks \(missing.count) of the \(encoded.count) frames encoded: \(missing.prefix(10))")
+                "the fast destination lacks \(missing.count) of the \(encoded.count) frames: \(missing.prefix(10))")
         #expect(slow.count < fast.count * 3 / 4, "the slow one dropped: \(slow.count) vs \(fast.count) frames")
         // 300 kbps for about 8 s holds a few seconds of 320x240 video: the slow one got pictures,
         // and each stretch dropped up to the next keyframe decodes without an error.
@@ -224,10 +224,12 @@ struct PushNetworkTests {
         let first = Recorder(), second = Recorder()
         let (pusherA, helperA) = try startPusher(config(), observer: first)
         #expect(pusherA.startPush(url: try TestEnvironment.liveURL(key: key)) == 0)
-        #expect(waitUntil(timeoutSeconds: 15) { first.all.contains("push(2)") }, "the first never published: \(first.all)")
+        #expect(waitUntil(timeoutSeconds: 15) { first.all.contains("push(2)") },
+                "the first never published: \(first.all)")
         let (pusherB, helperB) = try startPusher(config(), observer: second)
         #expect(pusherB.startPush(url: try TestEnvironment.liveURL(key: key)) == 0)
-        #expect(waitUntil(timeoutSeconds: 15) { second.all.contains("push(0)") }, "the second never ended: \(second.all)")
+        #expect(waitUntil(timeoutSeconds: 15) { second.all.contains("push(0)") },
+                "the second never ended: \(second.all)")
         for (pusher, helper) in [(pusherA, helperA), (pusherB, helperB)] {
             helper.stop()
             pusher.destroy()

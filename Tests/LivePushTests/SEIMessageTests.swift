@@ -54,8 +54,9 @@ struct SEIMessageTests {
         #expect(sent, "every message went into its frames")
         // Those frames reach nginx: its file grows 1 s of stream past what it had when they were made.
         let nginxFile = try TestEnvironment.recordedFile(key: key).path
-        let madeAtMs = ((try? FLVTagReader.lastVideoMs(nginxFile)) ?? nil) ?? 0
-        #expect(waitUntil(timeoutSeconds: 15) { (((try? FLVTagReader.lastVideoMs(nginxFile)) ?? nil) ?? 0) >= madeAtMs + 1000 },
+        func receivedMs() -> Int { ((try? FLVTagReader.lastVideoMs(nginxFile)) ?? nil) ?? 0 }
+        let madeAtMs = receivedMs()
+        #expect(waitUntil(timeoutSeconds: 15) { receivedMs() >= madeAtMs + 1000 },
                 "nginx's file stays at \(madeAtMs) ms")
         pusher.stopPush()
         pusher.stopLocalRecording()

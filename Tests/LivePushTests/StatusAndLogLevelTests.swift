@@ -71,7 +71,8 @@ import TestSupport
             pusher.destroy()
         }
         // The statistics carry the level as sent: a -15 dBFS tone is about 75 of 100.
-        #expect(waitFor(15) { (65...85).contains(pusher.status.statistics.desktopLevel) }, "\(pusher.status.statistics)")
+        #expect(waitFor(15) { (65...85).contains(pusher.status.statistics.desktopLevel) },
+                "\(pusher.status.statistics)")
         _ = meter.take()
         Thread.sleep(forTimeInterval: 0.5)  // let it run: the 0.5 s of mix measured
         let loud = meter.take()
@@ -79,7 +80,7 @@ import TestSupport
         pusher.setMute(true, source: .desktop)
         #expect(pusher.status.mutedSources == [.desktop] && !pusher.status.muted)
         #expect(waitFor(3) { pusher.status.statistics.desktopLevel == 0 }, "muted: \(pusher.status.statistics)")
-        Thread.sleep(forTimeInterval: 0.3)  // let it run: 0.3 s, past the 50 ms mix delay (chunks mixed before the mute)
+        Thread.sleep(forTimeInterval: 0.3)  // let it run: 0.3 s, past the 50 ms mix delay (chunks mixed before)
         _ = meter.take()
         Thread.sleep(forTimeInterval: 0.5)  // let it run: the 0.5 s of mix measured
         let muted = meter.take()
