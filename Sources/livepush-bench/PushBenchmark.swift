@@ -47,22 +47,10 @@ enum PushBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Never {
-        // A parent may have started us with signals blocked (a `swift test` run does: SIGINT and
-        // SIGTERM among them), and children inherit the mask: the publishers, ffmpeg and the painter
-        // are stopped with SIGINT, so unblock everything before starting any of them.
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        sigprocmask(SIG_SETMASK, &noSignals, nil)
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-        } catch {
-            Terminal.printError("livepush-bench push: \(error)")
-            Terminal.exit(.usage)
-        }
+        BenchSupport.unblockAllSignals()
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "push")
         let environment = ProcessInfo.processInfo.environment
-        guard let painter = parsed.value("painter"),
-              let display = parsed.value("display") ?? environment["LIVEPUSH_TEST_DISPLAY"] ?? environment["DISPLAY"]
+        guard let painter = parsed.value("painter"), let display = BenchSupport.display(parsed)
         else {
             Terminal.printError("livepush-bench push: --painter PATH and a display (--display, or run inside "
                 + "tools/testenv run --screen 1920x1080 -- ...) are required")
@@ -79,14 +67,13 @@ enum PushBenchmark {
                 Terminal.exit(.failure)
             }
         }
-        guard let rtmp = parsed.value("rtmp") ?? environment["LIVEPUSH_TEST_RTMP_URL"] else {
+        guard let rtmp = BenchSupport.rtmp(parsed) else {
             Terminal.printError("livepush-bench push: no RTMP server: give --rtmp rtmp://127.0.0.1:PORT or run inside "
                 + "tools/testenv run --screen 1920x1080 -- ...")
             Terminal.exit(.usage)
         }
-        let seconds = Double(parsed.value("seconds") ?? "20") ?? 20
-        let warmup = Double(parsed.value("warmup") ?? "3") ?? 3
-        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let seconds = parsed.seconds(default: 20), warmup = parsed.seconds("warmup", default: 3)
+        let runs = parsed.runs(default: 1)
         let extra = PushScaleBenchmark.cases(parsed)
         let known = ["e2e", "ffmpeg", "gstreamer"] + transportPublishers
         let names = (parsed.value("publishers") ?? known.joined(separator: ",")).split(separator: ",").map(String.init)
