@@ -119,6 +119,7 @@ let package = Package(
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["TestSupport", "CaptureLink", "livepush", "livepush-capture", "livepush-bench"]),
+            dependencies: ["TestSupport", "CaptureLink", "FLV", "ReceivedMedia", "livepush", "livepush-capture",
+                           "livepush-bench"]),
     ]
 )

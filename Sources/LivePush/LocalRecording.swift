@@ -67,6 +67,9 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
         self.progressIntervalMs = max(0, progressIntervalMs)
     }
 
+    /// With an encode of its own, the recording needs no live packets.
+    var takesLiveVideo: Bool { ownEncoder == nil }
+
     /// A live packet: recorded unless the recording has an encode of its own.
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64) {
         if ownEncoder == nil { record(packet, ptsMs: ptsMs) }

@@ -26,10 +26,14 @@ protocol EncodedMediaSink: AnyObject, Sendable {
     /// The video encoder was replaced (adaptive resolution: a new size, new SPS and PPS); called
     /// on the video pipeline's thread before its first packet, and when the sink is added.
     func videoEncoderChanged(_ encoder: H264Encoder)
+    /// Whether it takes the live encode's video packets: a recording with an encode of its own does
+    /// not. While sinks are attached and none takes them, the pipeline skips the live encode.
+    var takesLiveVideo: Bool { get }
 }
 
 extension EncodedMediaSink {
     func videoEncoderChanged(_ encoder: H264Encoder) {}
+    var takesLiveVideo: Bool { true }
 }
 
 /// The video pipeline, on its own thread: at a constant output frame rate, on CLOCK_MONOTONIC
@@ -236,7 +240,14 @@ final class VideoPipeline: @unchecked Sendable {
                 encoder.setBitrate(kbps: newBitrateKbps)
                 state.withLock { $0.bitrateKbps = newBitrateKbps }
             }
-            encodeAndDeliver(composed.frame, pts: Int64(tick), forceKeyframe: forceKeyframe)
+            // Only a recording of its own quality attached (`livepush screen FILE --record-quality`):
+            // no live encode, its packets would go nowhere. A live output added later gets a keyframe.
+            let liveWanted = state.withLock { $0.sinks.isEmpty || $0.sinks.values.contains { $0.takesLiveVideo } }
+            if liveWanted {
+                encodeAndDeliver(composed.frame, pts: Int64(tick), forceKeyframe: forceKeyframe)
+            } else {
+                state.withLock { $0.framesEncoded += 1 }  // the picture the recording encodes
+            }
             state.withLock { $0.pictureSink }?.receivePicture(composed.frame, pts: Int64(tick))
             // Next frame; when behind by more than a frame, skip ticks rather than burst, so
             // timestamps stay on the clock.

@@ -15,6 +15,10 @@ public struct FLVTag: Sendable, Equatable {
     public var isSequenceHeader: Bool { avcPacketType == 0 }
     /// Video: true for a keyframe (frame type 1).
     public let isKeyframe: Bool
+    /// AAC audio: the AACPacketType (0 the AudioSpecificConfig, 1 a raw frame); nil otherwise.
+    public var aacPacketType: UInt8? = nil
+    /// Where the tag's payload starts in the file (for reading a script tag's AMF0 values).
+    public var dataOffset = 0
 
     /// A video tag with a picture (AVCPacketType 1): not a sequence header, not the end-of-sequence
     /// tag a muxer writes last.
@@ -52,9 +56,11 @@ public enum FLVTagReader {
             let dataStart = offset + 11
             guard dataStart + size <= bytes.count else { break }
             let isVideo = type == 9 && size >= 2
+            let isAAC = type == 8 && size >= 2 && bytes[dataStart] >> 4 == 10
             tags.append(FLVTag(type: type, timestampMs: timestamp, dataBytes: size,
                                avcPacketType: isVideo ? bytes[dataStart + 1] : nil,
-                               isKeyframe: isVideo && bytes[dataStart] >> 4 == 1))
+                               isKeyframe: isVideo && bytes[dataStart] >> 4 == 1,
+                               aacPacketType: isAAC ? bytes[dataStart + 1] : nil, dataOffset: dataStart))
             offset = dataStart + size + 4
         }
         return tags

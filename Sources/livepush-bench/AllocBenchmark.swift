@@ -40,20 +40,10 @@ enum AllocBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Never {
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        sigprocmask(SIG_SETMASK, &noSignals, nil)
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-        } catch {
-            Terminal.printError("livepush-bench alloc: \(error)")
-            Terminal.exit(.usage)
-        }
-        let environment = ProcessInfo.processInfo.environment
+        BenchSupport.unblockAllSignals()
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "alloc")
         guard let painter = parsed.value("painter"), let shim = parsed.value("shim"),
-              let display = parsed.value("display") ?? environment["LIVEPUSH_TEST_DISPLAY"] ?? environment["DISPLAY"],
-              let rtmp = parsed.value("rtmp") ?? environment["LIVEPUSH_TEST_RTMP_URL"]
+              let display = BenchSupport.display(parsed), let rtmp = BenchSupport.rtmp(parsed)
         else {
             Terminal.printError("livepush-bench alloc: --painter PATH, --shim PATH, a display and an RTMP server "
                 + "(run inside tools/testenv run --screen 1920x1080 -- ...) are required")
@@ -64,9 +54,8 @@ enum AllocBenchmark {
                 + "-fPIC tools/testclients/alloc-count.c -o \(shim)")
             Terminal.exit(.usage)
         }
-        let seconds = Double(parsed.value("seconds") ?? "10") ?? 10
-        let warmup = Double(parsed.value("warmup") ?? "5") ?? 5
-        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let seconds = parsed.seconds(default: 10), warmup = parsed.seconds("warmup", default: 5)
+        let runs = parsed.runs(default: 1)
         let logs = "/tmp/lpb-alloc-\(getpid())"
         mkdir(logs, 0o755)
         do {

@@ -17,15 +17,8 @@ enum AudioBenchmark {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     static func main(_ arguments: [String]) -> Never {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-        } catch {
-            Terminal.printError("livepush-bench audio: \(error)")
-            Terminal.exit(.usage)
-        }
-        let seconds = Double(parsed.value("seconds") ?? "10") ?? 10
-        let runs = max(1, Int(parsed.value("runs") ?? "3") ?? 3)
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "audio")
+        let seconds = parsed.seconds(default: 10), runs = parsed.runs(default: 3)
         let environmentMic = ProcessInfo.processInfo.environment["LIVEPUSH_TEST_MIC"].flatMap { $0.isEmpty ? nil : $0 }
         let mic = parsed.value("mic") ?? environmentMic
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

@@ -17,15 +17,8 @@ enum CaptureBenchmark {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     static func main(_ arguments: [String]) -> Never {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-        } catch {
-            Terminal.printError("livepush-bench capture: \(error)")
-            Terminal.exit(.usage)
-        }
-        let seconds = Double(parsed.value("seconds") ?? "10") ?? 10
-        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "capture")
+        let seconds = parsed.seconds(default: 10), runs = parsed.runs(default: 1)
         let fps = Int(parsed.value("fps") ?? "30") ?? 30
         let sizes = (parsed.value("sizes") ?? "1920x1080,3840x2160").split(separator: ",").map(String.init)
         for size in sizes {

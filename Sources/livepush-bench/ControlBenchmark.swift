@@ -21,7 +21,7 @@ enum ControlBenchmark {
             arguments, options: options, command: "livepush-bench control",
             usage: "Usage: livepush-bench control [--count N] [--runs N]\n" + ArgumentParser.optionsHelp(options))
         let count = max(10, Int(parsed.value("count") ?? "500") ?? 500)
-        let runs = max(1, Int(parsed.value("runs") ?? "3") ?? 3)
+        let runs = parsed.runs(default: 3)
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         func percentile(_ values: [Double], _ fraction: Double) -> Double {
             let sorted = values.sorted()

@@ -24,15 +24,8 @@ enum LinkBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Never {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-        } catch {
-            Terminal.printError("livepush-bench link: \(error)")
-            Terminal.exit(.usage)
-        }
-        let seconds = Double(parsed.value("seconds") ?? "10") ?? 10
-        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "link")
+        let seconds = parsed.seconds(default: 10), runs = parsed.runs(default: 1)
         let sizes = (parsed.value("sizes") ?? "1920x1080,3840x2160").split(separator: ",").compactMap { text in
             let parts = text.split(separator: "x").compactMap { UInt32($0) }
             return parts.count == 2 ? (parts[0], parts[1]) : nil

@@ -20,7 +20,7 @@ enum LinkBenchmarkHelper {
         }
         let (width, height) = (parts[0], parts[1])
         let paced = parsed.value("mode") != "max"
-        let seconds = Double(parsed.value("seconds") ?? "10") ?? 10
+        let seconds = parsed.seconds(default: 10)
         var configuration = HelperEndpointConfiguration(
             group: group, helperName: "livepush-bench", helperVersion: LivePushVersion.current, pixelFormats: [.bgrx],
             maxWidth: width, maxHeight: height)

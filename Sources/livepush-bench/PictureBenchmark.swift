@@ -15,7 +15,7 @@ enum PictureBenchmark {
             arguments, options: options, command: "livepush-bench picture",
             usage: "Usage: livepush-bench picture [--count N] [--runs N]\n" + ArgumentParser.optionsHelp(options))
         let count = max(10, Int(parsed.value("count") ?? "2000") ?? 2000)
-        let runs = max(1, Int(parsed.value("runs") ?? "3") ?? 3)
+        let runs = parsed.runs(default: 3)
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         do {
             let frame = try VideoFrame(width: 1920, height: 1080)

@@ -25,8 +25,8 @@ enum PipeWireBenchmark {
             Terminal.printError("livepush-bench pipewire: \(error)")
             Terminal.exit(.usage)
         }
-        let seconds = Double(parsed.value("seconds") ?? "10") ?? 10
-        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let seconds = parsed.seconds(default: 10)
+        let runs = parsed.runs(default: 1)
         do {
             let name = "livepush-bench-\(getpid())"
             let producer = try startProducer(parsed.value("producer")!, name: name)

@@ -15,15 +15,8 @@ enum PortalBenchmark {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
     static func main(_ arguments: [String]) -> Never {
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-        } catch {
-            Terminal.printError("livepush-bench portal: \(error)")
-            Terminal.exit(.usage)
-        }
-        let seconds = Double(parsed.value("seconds") ?? "10") ?? 10
-        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "portal")
+        let seconds = parsed.seconds(default: 10), runs = parsed.runs(default: 1)
         do {
             func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
             var results: [Run] = []

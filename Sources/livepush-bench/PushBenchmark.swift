@@ -36,6 +36,8 @@ enum PushBenchmark {
         var latencyP95Ms: Double
         /// Distinct pictures (time codes) a second at the receiver: below fps when frames repeat.
         var freshFps: Double = 0
+        /// Seconds from a late receiver's start to its first decoded frame (`JoinTime`), one per receiver.
+        var joinS: [Double] = []
     }
 
     struct Publisher {
@@ -45,22 +47,10 @@ enum PushBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Never {
-        // A parent may have started us with signals blocked (a `swift test` run does: SIGINT and
-        // SIGTERM among them), and children inherit the mask: the publishers, ffmpeg and the painter
-        // are stopped with SIGINT, so unblock everything before starting any of them.
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        sigprocmask(SIG_SETMASK, &noSignals, nil)
-        let parsed: ParsedArguments
-        do {
-            parsed = try ArgumentParser.parse(arguments, options: options)
-        } catch {
-            Terminal.printError("livepush-bench push: \(error)")
-            Terminal.exit(.usage)
-        }
+        BenchSupport.unblockAllSignals()
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "push")
         let environment = ProcessInfo.processInfo.environment
-        guard let painter = parsed.value("painter"),
-              let display = parsed.value("display") ?? environment["LIVEPUSH_TEST_DISPLAY"] ?? environment["DISPLAY"]
+        guard let painter = parsed.value("painter"), let display = BenchSupport.display(parsed)
         else {
             Terminal.printError("livepush-bench push: --painter PATH and a display (--display, or run inside "
                 + "tools/testenv run --screen 1920x1080 -- ...) are required")
@@ -77,14 +67,13 @@ enum PushBenchmark {
                 Terminal.exit(.failure)
             }
         }
-        guard let rtmp = parsed.value("rtmp") ?? environment["LIVEPUSH_TEST_RTMP_URL"] else {
+        guard let rtmp = BenchSupport.rtmp(parsed) else {
             Terminal.printError("livepush-bench push: no RTMP server: give --rtmp rtmp://127.0.0.1:PORT or run inside "
                 + "tools/testenv run --screen 1920x1080 -- ...")
             Terminal.exit(.usage)
         }
-        let seconds = Double(parsed.value("seconds") ?? "20") ?? 20
-        let warmup = Double(parsed.value("warmup") ?? "3") ?? 3
-        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let seconds = parsed.seconds(default: 20), warmup = parsed.seconds("warmup", default: 3)
+        let runs = parsed.runs(default: 1)
         let extra = PushScaleBenchmark.cases(parsed)
         let known = ["e2e", "ffmpeg", "gstreamer"] + transportPublishers
         let names = (parsed.value("publishers") ?? known.joined(separator: ",")).split(separator: ",").map(String.init)
@@ -116,7 +105,8 @@ enum PushBenchmark {
                     let measurement = try measure(publisher, receiverInput: route?.receiverInput
                                                     ?? receiverInput("\(rtmp)/live/\(key)"),
                                                   receiverFirst: route?.receiverFirst ?? false, seconds: seconds,
-                                                  warmup: warmup, logs: logs, label: "\(name) run \(run)/\(runs)")
+                                                  warmup: warmup, logs: logs, label: "\(name) run \(run)/\(runs)",
+                                                  joinURL: route?.receiverFirst == true ? nil : "\(rtmp)/live/\(key)")
                     results[name, default: []].append(measurement)
                 }
             }
@@ -126,7 +116,7 @@ enum PushBenchmark {
                 print(String(format: "%@ 1080p30 cpu_pct=%.1f rss_mib=%.1f fps=%.1f latency_ms_p50=%.1f "
                     + "latency_ms_p95=%.1f pss_mib=%.1f", lineName(name), median(all.map(\.cpuPct)),
                     median(all.map(\.rssMiB)), median(all.map(\.fps)), median(all.map(\.latencyP50Ms)),
-                    median(all.map(\.latencyP95Ms)), median(all.map(\.pssMiB))))
+                    median(all.map(\.latencyP95Ms)), median(all.map(\.pssMiB))) + JoinTime.field(all))
             }
             if let ours = results["e2e"], let ffmpeg = results["ffmpeg"], let gstreamer = results["gstreamer"] {
                 print(String(format: "push ratios cpu_vs_ffmpeg=%.2f latency_p50_vs_gstreamer=%.2f",
@@ -178,9 +168,10 @@ enum PushBenchmark {
 
     /// Starts the publisher, pulls its stream back until the time code decodes, lets it settle for
     /// `warmup` seconds, then measures for `seconds`: CPU and RSS of the publisher's processes, and
-    /// the frames and time codes the receiver decoded in that window.
+    /// the frames and time codes the receiver decoded in that window. With `joinURL`, late receivers
+    /// of it join afterwards while the publisher goes on (`JoinTime`).
     static func measure(_ publisher: Publisher, receiverInput: [String], receiverFirst: Bool, seconds: Double,
-                        warmup: Double, logs: String, label: String) throws -> Measurement {
+                        warmup: Double, logs: String, label: String, joinURL: String? = nil) throws -> Measurement {
         // An SRT receiver is the listener the publisher calls: it comes first.
         let receiverLog = "\(logs)/receiver-\(publisher.name).log"
         var early = receiverFirst ? try TimeCodeReceiver(input: receiverInput, logPath: receiverLog) : nil
@@ -265,7 +256,7 @@ enum PushBenchmark {
         let codes = Set(samples.compactMap { sample in
             sample.latencyMs.map { Int64((Double(sample.receiptNs) / 1e6 - $0).rounded()) }
         })
-        let result = Measurement(cpuPct: cpuPct, rssMiB: Double(peakRssKiB) / 1024, pssMiB: Double(peakPssKiB) / 1024,
+        var result = Measurement(cpuPct: cpuPct, rssMiB: Double(peakRssKiB) / 1024, pssMiB: Double(peakPssKiB) / 1024,
                                  fps: Double(samples.count) / elapsed,
                                  latencyP50Ms: percentile(latencies, 0.5), latencyP95Ms: percentile(latencies, 0.95),
                                  freshFps: Double(codes.count) / elapsed)
@@ -273,6 +264,7 @@ enum PushBenchmark {
             + "rss_mib=\(format(result.rssMiB)) pss_mib=\(format(result.pssMiB)) fps=\(format(result.fps)) "
             + "latency_ms_p50=\(format(result.latencyP50Ms)) "
             + "p95=\(format(result.latencyP95Ms)) min=\(format(latencies.first!)) max=\(format(latencies.last!))")
+        if let joinURL { result.joinS = try JoinTime.measure(url: joinURL, logs: logs, label: label) }
         return result
     }
 

@@ -83,7 +83,7 @@ enum PushScaleBenchmark {
                 results[name, default: []].append(try PushBenchmark.measure(
                     publisher, receiverInput: PushBenchmark.receiverInput(url), receiverFirst: false,
                     seconds: context.seconds, warmup: context.warmup, logs: context.logs,
-                    label: "\(name) scroll run \(run)/\(context.runs)"))
+                    label: "\(name) scroll run \(run)/\(context.runs)", joinURL: url))
             }
         }
         for name in publishers {
@@ -139,7 +139,7 @@ enum PushScaleBenchmark {
             results.append(try PushBenchmark.measure(
                 publisher, receiverInput: PushBenchmark.receiverInput(url), receiverFirst: false,
                 seconds: context.seconds, warmup: context.warmup, logs: context.logs,
-                label: "e2e push+record run \(run)/\(context.runs)"))
+                label: "e2e push+record run \(run)/\(context.runs)", joinURL: url))
             let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
             PushBenchmark.log("e2e push+record run \(run): recording \(size / 1024) KiB, "
                 + String(format: "%.1f", (try? RecordBenchmark.framesPerSecond(file)) ?? 0) + " fps")
@@ -172,7 +172,7 @@ enum PushScaleBenchmark {
                 results[name, default: []].append(try PushBenchmark.measure(
                     publisher, receiverInput: PushBenchmark.receiverInput(url), receiverFirst: false,
                     seconds: context.seconds, warmup: context.warmup, logs: context.logs,
-                    label: "\(name) \(mode) run \(run)/\(context.runs)"))
+                    label: "\(name) \(mode) run \(run)/\(context.runs)", joinURL: url))
             }
         }
         for name in ["e2e", "ffmpeg"] { print(line("\(name) push \(mode)", results[name] ?? [])) }
@@ -207,6 +207,7 @@ enum PushScaleBenchmark {
         String(format: "%@ cpu_pct=%.1f rss_mib=%.1f fps=%.1f fresh_fps=%.1f latency_ms_p50=%.1f latency_ms_p95=%.1f",
                name, median(all.map(\.cpuPct)), median(all.map(\.rssMiB)), median(all.map(\.fps)),
                median(all.map(\.freshFps)), median(all.map(\.latencyP50Ms)), median(all.map(\.latencyP95Ms)))
+            + JoinTime.field(all)
     }
 
     static func median(_ values: [Double]) -> Double { PushBenchmark.median(values) }

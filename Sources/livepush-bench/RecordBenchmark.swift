@@ -23,8 +23,8 @@ enum RecordBenchmark {
             Terminal.printError("livepush-bench record: --painter PATH (tools/testclients/x11-paint.c, built) is required")
             Terminal.exit(.usage)
         }
-        let seconds = Double(parsed.value("seconds") ?? "20") ?? 20
-        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let seconds = parsed.seconds(default: 20)
+        let runs = parsed.runs(default: 1)
         do {
             let xvfb = try PrivateXvfb(size: "1920x1080")
             defer { xvfb.stop() }

@@ -29,8 +29,8 @@ enum RecordScaleBenchmark {
             Terminal.printError("livepush-bench record-size: --painter PATH (tools/testclients/x11-paint.c, built) is required")
             Terminal.exit(.usage)
         }
-        let seconds = Double(parsed.value("seconds") ?? "20") ?? 20
-        let runs = max(1, Int(parsed.value("runs") ?? "1") ?? 1)
+        let seconds = parsed.seconds(default: 20)
+        let runs = parsed.runs(default: 1)
         let size = parsed.value("size") ?? "3840x2160"
         let fps = Int(parsed.value("fps") ?? "30") ?? 30
         let kbps = Int(parsed.value("bitrate") ?? "20000") ?? 20000

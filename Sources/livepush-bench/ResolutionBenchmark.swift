@@ -22,7 +22,7 @@ enum ResolutionBenchmark {
             arguments, options: options, command: "livepush-bench resolution",
             usage: "Usage: livepush-bench resolution [--count N] [--runs N]\n" + ArgumentParser.optionsHelp(options))
         let count = max(3, Int(parsed.value("count") ?? "10") ?? 10)
-        let runs = max(1, Int(parsed.value("runs") ?? "3") ?? 3)
+        let runs = parsed.runs(default: 3)
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         do {
             for (from, to) in cases {
