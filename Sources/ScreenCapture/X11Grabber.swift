@@ -76,9 +76,11 @@ final class X11Grabber {
 
     /// Grabs `rect` (inside the screen) as 32-bit BGRx into `destination`, which starts
     /// `offset` bytes into the shared memory. Returns the stride in bytes (width x 4).
-    func grab(_ rect: ScreenRect, offset: UInt64, destination: UnsafeMutableRawBufferPointer)
+    /// `drawable` is the root by default; a pixmap (RENDER's scaled picture) works the same way.
+    func grab(_ rect: ScreenRect, offset: UInt64, destination: UnsafeMutableRawBufferPointer, drawable: UInt32? = nil)
         throws(X11GrabError) -> Int
     {
+        let drawable = drawable ?? display.root
         let stride = rect.width * 4
         let neededBytes = stride * rect.height
         guard neededBytes <= destination.count else {
@@ -89,14 +91,14 @@ final class X11Grabber {
         var error: UnsafeMutablePointer<xcb_generic_error_t>?
         switch path {
         case .sharedMemory:
-            let cookie = xcb_shm_get_image(connection, display.root, Int16(rect.x), Int16(rect.y), UInt16(rect.width),
+            let cookie = xcb_shm_get_image(connection, drawable, Int16(rect.x), Int16(rect.y), UInt16(rect.width),
                                            UInt16(rect.height), ~0, zPixmap, segment, UInt32(offset))
             guard let reply = xcb_shm_get_image_reply(connection, cookie, &error) else {
                 throw failure("xcb_shm_get_image", error)
             }
             free(reply)
         case .socketCopy:
-            let cookie = xcb_get_image(connection, zPixmap, display.root, Int16(rect.x), Int16(rect.y),
+            let cookie = xcb_get_image(connection, zPixmap, drawable, Int16(rect.x), Int16(rect.y),
                                        UInt16(rect.width), UInt16(rect.height), ~0)
             guard let reply = xcb_get_image_reply(connection, cookie, &error) else {
                 throw failure("xcb_get_image", error)

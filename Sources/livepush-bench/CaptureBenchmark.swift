@@ -49,6 +49,13 @@ enum CaptureBenchmark {
                 print(String(format: "floor x11 %@ get_image_ms_p50=%.2f", size, median(floor)))
                 print(String(format: "ffmpeg x11grab %@ cpu_pct=%.1f", size, median(ffmpeg)))
                 fflush(nil)
+                // Adaptive resolution's step to two thirds (1080p -> 720p): CaptureScaleBenchmark.swift.
+                let parts = size.split(separator: "x").compactMap { Int($0) }
+                if parts.count == 2 {
+                    try CaptureScaleBenchmark.printLines(xvfb: xvfb, size: size,
+                                                         to: (parts[0] * 2 / 3 & ~1, parts[1] * 2 / 3 & ~1), fps: fps,
+                                                         seconds: seconds, runs: runs)
+                }
             } catch {
                 Terminal.printError("livepush-bench capture \(size): \(error)")
                 Terminal.exit(.failure)
@@ -122,6 +129,7 @@ enum CaptureBenchmark {
 final class PrivateXvfb {
     let display: String
     private let process = Process()
+    var pid: Int32 { process.processIdentifier }
 
     init(size: String) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
