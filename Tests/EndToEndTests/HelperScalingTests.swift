@@ -1,4 +1,6 @@
+import CaptureLink
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -112,6 +114,83 @@ extension SharedScreen {
             let large = try #require(frameWidths.indices.last { frameWidths[$0] == 960 })
             let last = try decodedRGB(path, at: frameTimes[large])
             #expect(near(pixel(last, width: 960, 840, 450), Self.green), "\(pixel(last, width: 960, 840, 450))")
+        }
+
+        /// What livepush-capture sent after a CONFIG asking 640x360 of the 960x540 region: the
+        /// capability granted or not, the last frame's size and its pixels at a few points (RGB).
+        private struct ScaledGrab {
+            var granted = false
+            var width = 0
+            var height = 0
+            var samples: [String: (r: Int, g: Int, b: Int)] = [:]
+        }
+
+        private func grabAt640x360(scale: String, points: [(x: Int, y: Int)]) throws -> ScaledGrab {
+            let runtime = privateRuntimeDirectory()
+            let seen = Mutex(ScaledGrab())
+            let box = Mutex<PusherEndpoint?>(nil)
+            var configuration = PusherEndpointConfiguration(group: "scale")
+            configuration.runtimeDirectory = runtime
+            let endpoint = try PusherEndpoint(configuration: configuration) { event in
+                if case .connected(let info) = event { seen.withLock { $0.granted = info.capabilities.contains(.scale) } }
+                guard case .frame = event, let frame = box.withLock({ $0 })?.acquireLatestFrame() else { return }
+                defer { frame.release() }
+                let info = frame.info
+                var samples: [String: (r: Int, g: Int, b: Int)] = [:]
+                frame.withPlanes { planes in
+                    for point in points where point.x < info.width && point.y < info.height {
+                        let offset = point.y * info.strides[0] + point.x * 4  // B G R x
+                        samples["\(point.x),\(point.y)"] = (Int(planes[0][offset + 2]), Int(planes[0][offset + 1]),
+                                                            Int(planes[0][offset]))
+                    }
+                }
+                seen.withLock { $0.width = info.width; $0.height = info.height; $0.samples = samples }
+            }
+            box.withLock { $0 = endpoint }
+            defer { endpoint.stop() }
+            endpoint.requestMaxSize(width: 640, height: 360)
+            let helper = try ProcessRunner.start(BuiltProducts.path("livepush-capture"), [
+                "--group", "scale", "--display", try TestEnvironment.display(), "--region", "0,0,960,540",
+                "--fps", "10", "--no-cursor", "--scale", scale,
+            ], environment: ["XDG_RUNTIME_DIR": runtime])
+            let wanted = scale == "crop" ? 960 : 640
+            let arrived = waitUntil(timeoutSeconds: 15, intervalSeconds: 0.1) {
+                seen.withLock { $0.width == wanted && !$0.samples.isEmpty }
+            }
+            endpoint.requestStop()
+            let result = helper.finish()
+            #expect(arrived, "no \(wanted)-wide frame with --scale \(scale): \(result)")
+            #expect(result.exitCode == 0, "\(result)")
+            return seen.withLock { $0 }
+        }
+
+        /// Both ways of scaling send the whole region at 640x360, the square at 2/3 of its place.
+        @Test(arguments: ["render", "yuv"])
+        func theHelperScalesTheWholeRegionToConfigsMaximum(scale: String) throws {
+            let (background, _) = try X11Painter.start(["--geometry", "960x540+0+0", "solid", "404040"])
+            defer { background.closeInput(); _ = background.finish() }
+            let (square, _) = try X11Painter.start(["--geometry", "120x120+780+390", "solid", "00ff00"])
+            defer { square.closeInput(); _ = square.finish() }
+            let grab = try grabAt640x360(scale: scale, points: [(560, 300), (500, 300), (560, 240), (100, 100), (639, 359)])
+            #expect(grab.granted, "LPC_CAP_SCALE granted")
+            #expect(grab.width == 640 && grab.height == 360, "\(grab.width)x\(grab.height)")
+            #expect(near(grab.samples["560,300"] ?? (-1, -1, -1), Self.green), "the square's centre: \(grab.samples)")
+            for point in ["500,300", "560,240", "100,100", "639,359"] {
+                #expect(near(grab.samples[point] ?? (-1, -1, -1), Self.grey), "grey at \(point): \(grab.samples)")
+            }
+        }
+
+        /// `--scale crop`: the capability is not asked for, so the pusher never asks for less and
+        /// the frames stay whole (960x540) although it wants 640x360.
+        @Test func withScaleCropTheHelperIsNotGrantedItAndSendsFullFrames() throws {
+            let (background, _) = try X11Painter.start(["--geometry", "960x540+0+0", "solid", "404040"])
+            defer { background.closeInput(); _ = background.finish() }
+            let (square, _) = try X11Painter.start(["--geometry", "120x120+780+390", "solid", "00ff00"])
+            defer { square.closeInput(); _ = square.finish() }
+            let grab = try grabAt640x360(scale: "crop", points: [(840, 450), (100, 100)])
+            #expect(!grab.granted, "LPC_CAP_SCALE not granted with --scale crop")
+            #expect(grab.width == 960 && grab.height == 540, "\(grab.width)x\(grab.height)")
+            #expect(near(grab.samples["840,450"] ?? (-1, -1, -1), Self.green), "the square in place: \(grab.samples)")
         }
     }
 }
