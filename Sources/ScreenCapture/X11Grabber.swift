@@ -16,12 +16,17 @@ public enum X11GrabError: Error, Equatable, CustomStringConvertible {
     case serverGone(String)
     case requestFailed(request: String, errorCode: UInt8)
     case destinationTooSmall(neededBytes: Int, haveBytes: Int)
+    /// The full-size buffer that `--scale yuv` grabs into could not be made.
+    case scaleBuffer(call: String, errno: Int32, bytes: Int)
 
     public var description: String {
         switch self {
         case .serverGone(let reason): return "the X server connection broke: \(reason)"
         case .requestFailed(let request, let code): return "\(request) failed with X error \(code)"
         case .destinationTooSmall(let needed, let have): return "a grab needs \(needed) bytes, the slot has \(have)"
+        case .scaleBuffer(let call, let code, let bytes):
+            return "the \(bytes)-byte buffer for scaling with libyuv: \(call) failed: \(String(cString: strerror(code))) "
+                + "(free memory, or use --scale render)"
         }
     }
 }

@@ -41,18 +41,22 @@ final class X11RenderScaler {
     /// Nil when the server has no RENDER or no picture format for the root visual.
     init?(display: X11Display) {
         let connection = display.connection
-        guard let extensionData = xcb_get_extension_data(connection, CXCB_render_id()), extensionData.pointee.present != 0,
-              let formats = xcb_render_query_pict_formats_reply(connection, xcb_render_query_pict_formats(connection), nil)
+        guard let extensionData = xcb_get_extension_data(connection, CXCB_render_id()),
+              extensionData.pointee.present != 0,
+              let formats = xcb_render_query_pict_formats_reply(connection, xcb_render_query_pict_formats(connection),
+                                                                nil)
         else { return nil }
         defer { free(formats) }
         guard let format = Self.format(of: display.rootVisual, in: formats) else { return nil }
         self.display = display
         self.format = format
         source = xcb_generate_id(connection)
+        // Pad: the edge pixels repeat, so the bilinear filter does not darken the last row and column.
         // IncludeInferiors: the windows on the screen, not only the root's own background.
-        var values: [UInt32] = [UInt32(XCB_SUBWINDOW_MODE_INCLUDE_INFERIORS.rawValue)]
-        xcb_render_create_picture(connection, source, display.root, format,
-                                  UInt32(XCB_RENDER_CP_SUBWINDOW_MODE.rawValue), &values)
+        var values: [UInt32] = [UInt32(XCB_RENDER_REPEAT_PAD.rawValue),
+                                UInt32(XCB_SUBWINDOW_MODE_INCLUDE_INFERIORS.rawValue)]
+        let mask = UInt32(XCB_RENDER_CP_REPEAT.rawValue | XCB_RENDER_CP_SUBWINDOW_MODE.rawValue)
+        xcb_render_create_picture(connection, source, display.root, format, mask, &values)
         let filter = Array("bilinear".utf8)
         xcb_render_set_picture_filter(connection, source, UInt16(filter.count), filter, 0, nil)
     }
@@ -76,7 +80,8 @@ final class X11RenderScaler {
                 xcb_free_pixmap(connection, pixmap)
             }
             pixmap = xcb_generate_id(connection)
-            xcb_create_pixmap(connection, UInt8(display.rootDepth), pixmap, display.root, UInt16(size.width), UInt16(size.height))
+            xcb_create_pixmap(connection, UInt8(display.rootDepth), pixmap, display.root, UInt16(size.width),
+                              UInt16(size.height))
             target = xcb_generate_id(connection)
             xcb_render_create_picture(connection, target, pixmap, format, 0, nil)
             targetSize = size
@@ -131,11 +136,13 @@ final class X11YUVScaler {
         if bytes > memoryBytes {
             unmap()
             let descriptor = CLinuxShim_memfd_create("livepush-capture-scale", CLinuxShim_MFD_CLOEXEC)
-            guard descriptor >= 0 else { throw .requestFailed(request: "memfd_create", errorCode: 0) }
+            guard descriptor >= 0 else { throw .scaleBuffer(call: "memfd_create", errno: errno, bytes: bytes) }
             defer { close(descriptor) }
-            guard ftruncate(descriptor, off_t(bytes)) == 0,
-                  let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED
-            else { throw .destinationTooSmall(neededBytes: bytes, haveBytes: 0) }
+            guard ftruncate(descriptor, off_t(bytes)) == 0 else {
+                throw .scaleBuffer(call: "ftruncate", errno: errno, bytes: bytes)
+            }
+            guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor, 0), mapped != MAP_FAILED
+            else { throw .scaleBuffer(call: "mmap", errno: errno, bytes: bytes) }
             memory = mapped
             memoryBytes = bytes
             grabber = X11Grabber(display: display, memoryDescriptor: descriptor)

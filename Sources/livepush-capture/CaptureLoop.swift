@@ -141,9 +141,9 @@ enum CaptureLoop {
                 if (frame.width, frame.height) != lastSize {
                     flags.insert(.formatChanged)
                     if lastSize != (0, 0) {
+                        let grabbed = "\(source.rect.width)x\(source.rect.height)"
                         let how = (frame.width, frame.height) == (source.rect.width, source.rect.height) ? "as grabbed"
-                            : source.scaleMethod.map { "scaled by \($0.rawValue) from \(source.rect.width)x\(source.rect.height)" }
-                            ?? "cropped"
+                            : source.scaleMethod.map { "scaled by \($0.rawValue) from \(grabbed)" } ?? "cropped"
                         note("frames are now \(frame.width)x\(frame.height) (\(how); the pusher asks for at most "
                             + "\(configMax.width)x\(configMax.height))")
                     }

@@ -70,7 +70,8 @@ enum CheckHelperPaths {
         return PathResult(name: name, pass: oversized.isEmpty && rateOK && scaledOK,
                           detail: detail + (oversized.isEmpty ? "" : " (larger than CONFIG's maximum)")
                               + (rateOK ? "" : " (not within 25% of \(fps) fps)")
-                              + (scaledOK ? "" : " (LPC_CAP_SCALE granted, but not the whole \(sizeBefore.map { "\($0.width)x\($0.height)" } ?? "") picture scaled to fit, aspect kept)"))
+                              + (scaledOK ? "" : " (LPC_CAP_SCALE granted, but not the whole picture scaled to fit, "
+                                  + "aspect kept; it was \(sizeBefore.map { "\($0.width)x\($0.height)" } ?? "?"))"))
     }
 
     /// SPEC §14.4: a type the helper cannot know, with LPC_FLAG_OPTIONAL, is ignored.
