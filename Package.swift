@@ -19,6 +19,10 @@ let package = Package(
             name: "CXCB", pkgConfig: "xcb",
             providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev",
                               "libxcb-randr0-dev", "libxcb-damage0-dev"])]),
+        // X RENDER (issue 16c: livepush-capture scales on the X server for LPC_CAP_SCALE).
+        .systemLibrary(
+            name: "CXCBRender", pkgConfig: "xcb-render",
+            providers: [.apt(["libxcb-render0-dev"])]),
         .systemLibrary(
             name: "CPipeWire", pkgConfig: "libpipewire-0.3",
             providers: [.apt(["libpipewire-0.3-dev"])]),
@@ -67,7 +71,7 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
         // SRT caller connections and their statistics (issue 13).
         .target(name: "SRT", dependencies: ["CSRT"]),
-        .target(name: "ScreenCapture", dependencies: ["CXCB", "CLinuxShim"]),
+        .target(name: "ScreenCapture", dependencies: ["CXCB", "CXCBRender", "CYUV", "CLinuxShim"]),
         // One PipeWire connection (loop, context, core, registry, errors) for every user (issue 17).
         .target(name: "PipeWireCore", dependencies: ["CPipeWire"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire", "PipeWireCore"]),

@@ -77,6 +77,10 @@ enum lpc_message_type {
 #define LPC_CAP_AUDIO 0x0001u  /* the helper may send AUDIO */
 #define LPC_CAP_DAMAGE 0x0002u /* the helper sets LPC_FRAME_UNCHANGED when nothing changed */
 #define LPC_CAP_CURSOR 0x0004u /* the helper can composite the cursor into frames */
+/* SPEC clarification 28: the helper scales its frames to fit CONFIG's maximum, keeping the aspect
+ * ratio, and never crops; a pusher that is granted it may lower CONFIG's size to make the helper
+ * grab less (adaptive resolution). */
+#define LPC_CAP_SCALE 0x0008u
 
 /* ---------------------------------------------------------------- pixel formats */
 

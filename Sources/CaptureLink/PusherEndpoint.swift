@@ -94,6 +94,26 @@ public final class PusherEndpoint: @unchecked Sendable {
         session?.send(.config(config))
     }
 
+    /// The largest frame wanted of a helper that scales, or nil for WELCOME's maximum (see
+    /// `requestMaxSize`); read by the session on the link thread.
+    let wantedMaxSize = Mutex<(width: UInt32, height: UInt32)?>(nil)
+
+    /// Asks for frames no larger than `width` x `height` (adaptive resolution), or with nil for
+    /// WELCOME's maximum again. Only a helper granted `LPC_CAP_SCALE` is sent it, in a CONFIG
+    /// now and after each START (SPEC clarification 28): it scales and never crops. A helper
+    /// without the capability keeps WELCOME's maximum, since it may crop to a smaller CONFIG
+    /// (§12.5); the pusher scales its frames instead.
+    public func requestMaxSize(width: UInt32, height: UInt32) {
+        wantedMaxSize.withLock { $0 = (width, height) }
+        wake()
+    }
+
+    /// Asks a scaling helper for WELCOME's maximum again (`requestMaxSize` undone).
+    public func requestFullSize() {
+        wantedMaxSize.withLock { $0 = nil }
+        wake()
+    }
+
     /// Asks the connected helper to finish (STOP, user); it is disconnected after 1 s regardless.
     public func requestStop(text: String = "screen capture stopped") {
         let session = current.withLock { $0 }

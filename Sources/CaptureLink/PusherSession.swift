@@ -112,8 +112,32 @@ final class PusherSession: @unchecked Sendable {
 
     // MARK: Timers
 
+    /// The maximum size of the last CONFIG sent.
+    private var sentMaxSize: (width: UInt32, height: UInt32)?
+
+    /// The size CONFIG asks for: the endpoint's wish within WELCOME's maximum when the helper
+    /// was granted LPC_CAP_SCALE (SPEC clarification 28), WELCOME's maximum otherwise.
+    private func configMaxSize(_ welcome: Welcome) -> (width: UInt32, height: UInt32) {
+        let full = (width: welcome.maxWidth, height: welcome.maxHeight)
+        guard Capabilities(rawValue: welcome.capabilityBits).contains(.scale),
+              let wanted = endpoint.wantedMaxSize.withLock({ $0 })
+        else { return full }
+        return (max(1, min(wanted.width, full.width)), max(1, min(wanted.height, full.height)))
+    }
+
+    /// Sends CONFIG after START (`force`) and whenever the wanted size changed while capturing.
+    private func sendConfigIfChanged(force: Bool = false) {
+        guard let welcome, state == .capturing || state == .paused else { return }
+        let size = configMaxSize(welcome)
+        guard force || sentMaxSize.map({ $0 != size }) ?? true else { return }
+        sentMaxSize = size
+        send(.config(Config(fps: welcome.fps, maxWidth: size.width, maxHeight: size.height,
+                            cursor: Capabilities(rawValue: welcome.capabilityBits).contains(.cursor))))
+    }
+
     func tick(nowNs: UInt64) {
         guard state != .closed else { return }
+        sendConfigIfChanged()
         let config = endpoint.configuration
         if let reason = pendingError.withLock({ pending in defer { pending = nil }; return pending }) {
             send(.error(reason))
@@ -218,10 +242,7 @@ final class PusherSession: @unchecked Sendable {
             state = .capturing
             endpoint.report(.started(sourceInfo: start.info))
             // SPEC §12.3 step 6: what the pusher wants, right after START.
-            if let welcome {
-                send(.config(Config(fps: welcome.fps, maxWidth: welcome.maxWidth, maxHeight: welcome.maxHeight,
-                                    cursor: Capabilities(rawValue: welcome.capabilityBits).contains(.cursor))))
-            }
+            sendConfigIfChanged(force: true)
         case (.capturing, .frame(let frame)):
             try receiveFrame(frame)
         case (.capturing, .audio(let audio)), (.paused, .audio(let audio)):

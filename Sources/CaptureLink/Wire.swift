@@ -148,8 +148,11 @@ public struct Capabilities: OptionSet, Sendable, Hashable {
     public static let damage = Capabilities(rawValue: 0x2)
     /// The helper can composite the cursor.
     public static let cursor = Capabilities(rawValue: 0x4)
+    /// The helper scales its frames to fit CONFIG's maximum, keeping the aspect ratio, and never
+    /// crops (SPEC clarification 28): a smaller CONFIG makes it grab less, not cut the picture.
+    public static let scale = Capabilities(rawValue: 0x8)
 
-    public static let known: Capabilities = [.audio, .damage, .cursor]
+    public static let known: Capabilities = [.audio, .damage, .cursor, .scale]
 }
 
 /// FRAME flag bits.

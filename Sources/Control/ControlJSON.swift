@@ -22,7 +22,8 @@ public enum ControlJSON {
             "audioSampleRateHz": figures.audioSampleRateHz, "audioChannels": figures.audioChannels,
             "delayMs": figures.delayMs, "jitterMs": figures.jitterMs, "queueMs": figures.queueMs,
             "bytesSent": figures.bytesSent, "micLevel": figures.micLevel, "desktopLevel": figures.desktopLevel,
-            "videoProcessMs": figures.videoProcessMs,
+            "videoProcessMs": figures.videoProcessMs, "sourceWidth": figures.sourceWidth,
+            "sourceHeight": figures.sourceHeight,
         ]
     }
 

@@ -60,6 +60,8 @@ struct EventLineWriter {
         int("recordingBytes", Int(figures.recordingBytes))
         int("sendBitrateKbps", figures.sendBitrateKbps)
         int("seq", stamp.sequence)
+        int("sourceHeight", figures.sourceHeight)
+        int("sourceWidth", figures.sourceWidth)
         int("systemCpu", figures.systemCpu)
         time(stamp)
         string("type", "statistics")

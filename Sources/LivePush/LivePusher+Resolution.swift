@@ -22,9 +22,10 @@ extension LivePusher {
 
     /// One second of adaptive resolution (called by the statistics tick with the lock held):
     /// the destinations' queues and auto bitrate's position decide; the pipeline switches the
-    /// encoder before its next frame. The capture helper is not asked for a smaller size: the
-    /// X11 helper would crop its frames to a smaller CONFIG maximum (SPEC §12.5 lets a helper
-    /// that cannot scale crop), which would cut the screen; the pusher scales instead.
+    /// encoder before its next frame. A helper granted LPC_CAP_SCALE is asked with CONFIG for
+    /// the smaller size, so that it grabs less (and for WELCOME's maximum again at the configured
+    /// size); one without it keeps sending full frames, which the pusher scales, because it may
+    /// crop to a smaller CONFIG (SPEC §12.5, clarification 28).
     func updateResolution(_ outputs: [RTMPOutputFigures], pipeline: VideoPipeline) {
         guard var controller = resolutionController, !outputs.isEmpty else { return }
         let congested = outputs.contains { $0.queuedMs > BitrateController.congestedQueueMs }
@@ -32,6 +33,12 @@ extension LivePusher {
         let size = controller.update(congested: congested, calm: calm, bitrateKbps: bitrateController.currentKbps,
                                      minKbps: bitrateController.minKbps)
         resolutionController = controller
-        if let size { pipeline.requestSize(width: size.width, height: size.height) }
+        guard let size else { return }
+        pipeline.requestSize(width: size.width, height: size.height)
+        if controller.rung == 0 {
+            endpoint?.requestFullSize()
+        } else {
+            endpoint?.requestMaxSize(width: UInt32(size.width), height: UInt32(size.height))
+        }
     }
 }

@@ -30,7 +30,7 @@ public final class LivePusher: @unchecked Sendable {
     private weak var observer: (any LivePusherObserver)?
     private let callbackQueue: DispatchQueue
     let lock = NSLock()
-    private var endpoint: PusherEndpoint?
+    private(set) var endpoint: PusherEndpoint?
     var pipeline: VideoPipeline?
     var audioPipeline: AudioPipeline?
     private var microphone: Microphone?
@@ -468,6 +468,7 @@ public final class LivePusher: @unchecked Sendable {
             lastSystemTicks = ticks
         }
         (figures.width, figures.height) = pipeline.outputSize
+        (figures.sourceWidth, figures.sourceHeight) = pipeline.sourceSize
         figures.fps = counters.encoded - lastCounters.encoded
         figures.videoBitrateKbps = (counters.bytes - lastCounters.bytes) * 8 / 1000
         figures.audioBitrateKbps = (audioBytes - lastAudioBytes) * 8 / 1000

@@ -141,6 +141,10 @@ public struct LivePusherStatistics: Equatable, Sendable {
     public var desktopLevel: Int = 0
     /// The video hook's mean time per picture over the last second (`onProcessVideoFrame`), in ms.
     public var videoProcessMs: Double = 0
+    /// The size of the capture helper's last frame (0 before the first): with adaptive resolution
+    /// and a helper that scales (LPC_CAP_SCALE) it follows the encoded size down and up.
+    public var sourceWidth: Int = 0
+    public var sourceHeight: Int = 0
     public init() {}
 }
 

@@ -88,6 +88,8 @@ final class VideoPipeline: @unchecked Sendable {
         /// A size to switch the output to before the next frame (adaptive resolution).
         var pendingSize: (width: Int, height: Int)?
         var outputSize = (width: 0, height: 0)
+        /// The size of the last helper frame converted (a scaling helper's frames shrink with CONFIG).
+        var sourceSize = (width: 0, height: 0)
     }
 
     init(settings: VideoPipelineSettings, images: PlaceholderImages = PlaceholderImages(),
@@ -189,6 +191,9 @@ final class VideoPipeline: @unchecked Sendable {
     var counters: (encoded: Int, repeated: Int, skipped: Int, bytes: Int) {
         state.withLock { ($0.framesEncoded, $0.framesRepeated, $0.framesSkipped, $0.bytesEncoded) }
     }
+
+    /// The size of the last frame taken from the helper (0x0 before the first).
+    var sourceSize: (width: Int, height: Int) { state.withLock { $0.sourceSize } }
 
     /// Copies the next picture sent (the screen or the placeholder shown) into `target`, which
     /// has the output size; false when none was sent within `timeoutMs`. Callers may wait at once.
@@ -293,6 +298,7 @@ final class VideoPipeline: @unchecked Sendable {
             guard info.sequence > state.lastSequence else { return false }
             if state.lastSequence != 0 { state.framesSkipped += Int(info.sequence - state.lastSequence - 1) }
             state.lastSequence = info.sequence
+            state.sourceSize = (Int(info.width), Int(info.height))
             return true
         }
         guard isNew else { return false }

@@ -205,19 +205,54 @@ public final class X11CaptureSource {
 
     // MARK: Grabbing
 
-    /// Grabs the current rectangle into `destination` (which starts `offset` bytes into the
-    /// attached shared memory) and draws the cursor over it.
-    /// Grabs the target into `destination`, cropped to at most maxWidth x maxHeight from its
-    /// top-left corner (the pusher's CONFIG maximum, Capture Link SPEC §12.5: an X11 grab cannot scale).
+    /// How grabs are made to fit a smaller maximum: nil crops from the top-left corner (what a
+    /// helper without LPC_CAP_SCALE may do, SPEC §12.5); a method scales, keeping the aspect.
+    /// Set `scaleMethod` before grabbing; `.render` falls back to `.yuv` without RENDER.
+    public var scaleMethod: X11ScaleMethod? {
+        didSet {
+            renderScaler = nil
+            yuvScaler = nil
+            if scaleMethod == .render {
+                renderScaler = X11RenderScaler(display: display)
+                if renderScaler == nil { scaleMethod = .yuv }
+            }
+            if scaleMethod == .yuv { yuvScaler = X11YUVScaler(display: display) }
+        }
+    }
+    private var renderScaler: X11RenderScaler?
+    private var yuvScaler: X11YUVScaler?
+
+    /// Grabs the target into `destination` (which starts `offset` bytes into the attached shared
+    /// memory), at most maxWidth x maxHeight (the pusher's CONFIG maximum): scaled to fit with
+    /// `scaleMethod`, cropped from the top-left corner without one. Then draws the cursor.
     public func grab(offset: UInt64, destination: UnsafeMutableRawBufferPointer, maxWidth: Int = .max,
                      maxHeight: Int = .max) throws(X11CaptureError) -> GrabbedFrame {
         guard let grabber else { preconditionFailure("X11CaptureSource.grab before attach(memoryDescriptor:)") }
         var current = rect
-        current.width = min(current.width, max(1, maxWidth))
-        current.height = min(current.height, max(1, maxHeight))
+        let size: (width: Int, height: Int)
         let stride: Int
+        var cursorDrawn = false
         do {
-            stride = try grabber.grab(current, offset: offset, destination: destination)
+            if scaleMethod != nil && (current.width > maxWidth || current.height > maxHeight) {
+                size = fittedSize(width: current.width, height: current.height, maxWidth: maxWidth, maxHeight: maxHeight)
+                if let renderScaler {
+                    let pixmap = renderScaler.scale(current, to: size)
+                    stride = try grabber.grab(ScreenRect(x: 0, y: 0, width: size.width, height: size.height),
+                                              offset: offset, destination: destination, drawable: pixmap)
+                } else {
+                    let yuvScaler = yuvScaler!
+                    let full = try yuvScaler.grab(current)
+                    // The pointer is drawn at full size, then scaled with the picture.
+                    cursorDrawn = cursor?.composite(into: full.pixels, strideBytes: full.strideBytes, rect: current) ?? false
+                    stride = yuvScaler.scale(full, width: current.width, height: current.height, to: size,
+                                             destination: destination)
+                }
+            } else {
+                current.width = min(current.width, max(1, maxWidth))
+                current.height = min(current.height, max(1, maxHeight))
+                size = (current.width, current.height)
+                stride = try grabber.grab(current, offset: offset, destination: destination)
+            }
         } catch {
             if let reason = display.connectionError { throw .serverLost(reason) }
             throw .grab(error)
@@ -226,8 +261,11 @@ public final class X11CaptureSource {
             xcb_damage_subtract(display.connection, damage, 0, 0)
             hasChanges = false
         }
-        let cursorDrawn = cursor?.composite(into: destination, strideBytes: stride, rect: current) ?? false
-        return GrabbedFrame(width: current.width, height: current.height, strideBytes: stride, cursorDrawn: cursorDrawn)
+        if yuvScaler == nil || size == (current.width, current.height) {
+            cursorDrawn = cursor?.composite(into: destination, strideBytes: stride, rect: current,
+                                            outputWidth: size.width, outputHeight: size.height) ?? false
+        }
+        return GrabbedFrame(width: size.width, height: size.height, strideBytes: stride, cursorDrawn: cursorDrawn)
     }
 
     // MARK: Setup

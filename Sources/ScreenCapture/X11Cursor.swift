@@ -44,7 +44,11 @@ final class X11Cursor {
 
     /// Draws the pointer into a BGRx frame showing `rect` of the screen; returns whether any
     /// of it was inside.
-    func composite(into frame: UnsafeMutableRawBufferPointer, strideBytes: Int, rect: ScreenRect) -> Bool {
+    /// With `outputWidth`/`outputHeight` smaller than `rect` (a scaled frame) the pointer is drawn
+    /// at its scaled position, at its own size.
+    func composite(into frame: UnsafeMutableRawBufferPointer, strideBytes: Int, rect: ScreenRect,
+                   outputWidth: Int? = nil, outputHeight: Int? = nil) -> Bool {
+        let outputWidth = outputWidth ?? rect.width, outputHeight = outputHeight ?? rect.height
         if shapeIsStale { refreshShape() }
         let connection = display.connection
         guard !pixels.isEmpty,
@@ -53,9 +57,10 @@ final class X11Cursor {
         let pointerX = Int(pointer.pointee.root_x), pointerY = Int(pointer.pointee.root_y)
         free(pointer)
         // The cursor image's top-left corner, in frame coordinates.
-        let left = pointerX - hotX - rect.x, top = pointerY - hotY - rect.y
+        let left = (pointerX - rect.x) * outputWidth / max(1, rect.width) - hotX
+        let top = (pointerY - rect.y) * outputHeight / max(1, rect.height) - hotY
         let visible = ScreenRect(x: left, y: top, width: width, height: height)
-            .clamped(to: ScreenRect(x: 0, y: 0, width: rect.width, height: rect.height))
+            .clamped(to: ScreenRect(x: 0, y: 0, width: outputWidth, height: outputHeight))
         guard visible.width > 0, visible.height > 0 else { return false }
         let base = frame.baseAddress!
         for y in visible.y..<(visible.y + visible.height) {

@@ -49,6 +49,8 @@ public final class X11Display {
     let connection: OpaquePointer
     /// The root window of the default screen.
     let root: UInt32
+    /// The root window's visual (RENDER finds its picture format by it).
+    let rootVisual: UInt32
 
     /// Opens `displayName`, or `DISPLAY` when nil.
     public init(displayName: String? = nil) throws(X11Error) {
@@ -75,6 +77,7 @@ public final class X11Display {
         self.screenHeight = Int(screen.pointee.height_in_pixels)
         self.rootDepth = Int(screen.pointee.root_depth)
         self.root = screen.pointee.root
+        self.rootVisual = screen.pointee.root_visual
     }
 
     deinit {

@@ -16,12 +16,17 @@ public enum X11GrabError: Error, Equatable, CustomStringConvertible {
     case serverGone(String)
     case requestFailed(request: String, errorCode: UInt8)
     case destinationTooSmall(neededBytes: Int, haveBytes: Int)
+    /// The full-size buffer that `--scale yuv` grabs into could not be made.
+    case scaleBuffer(call: String, errno: Int32, bytes: Int)
 
     public var description: String {
         switch self {
         case .serverGone(let reason): return "the X server connection broke: \(reason)"
         case .requestFailed(let request, let code): return "\(request) failed with X error \(code)"
         case .destinationTooSmall(let needed, let have): return "a grab needs \(needed) bytes, the slot has \(have)"
+        case .scaleBuffer(let call, let code, let bytes):
+            return "the \(bytes)-byte buffer for scaling with libyuv: \(call) failed: \(String(cString: strerror(code))) "
+                + "(free memory, or use --scale render)"
         }
     }
 }
@@ -76,9 +81,11 @@ final class X11Grabber {
 
     /// Grabs `rect` (inside the screen) as 32-bit BGRx into `destination`, which starts
     /// `offset` bytes into the shared memory. Returns the stride in bytes (width x 4).
-    func grab(_ rect: ScreenRect, offset: UInt64, destination: UnsafeMutableRawBufferPointer)
+    /// `drawable` is the root by default; a pixmap (RENDER's scaled picture) works the same way.
+    func grab(_ rect: ScreenRect, offset: UInt64, destination: UnsafeMutableRawBufferPointer, drawable: UInt32? = nil)
         throws(X11GrabError) -> Int
     {
+        let drawable = drawable ?? display.root
         let stride = rect.width * 4
         let neededBytes = stride * rect.height
         guard neededBytes <= destination.count else {
@@ -89,14 +96,14 @@ final class X11Grabber {
         var error: UnsafeMutablePointer<xcb_generic_error_t>?
         switch path {
         case .sharedMemory:
-            let cookie = xcb_shm_get_image(connection, display.root, Int16(rect.x), Int16(rect.y), UInt16(rect.width),
+            let cookie = xcb_shm_get_image(connection, drawable, Int16(rect.x), Int16(rect.y), UInt16(rect.width),
                                            UInt16(rect.height), ~0, zPixmap, segment, UInt32(offset))
             guard let reply = xcb_shm_get_image_reply(connection, cookie, &error) else {
                 throw failure("xcb_shm_get_image", error)
             }
             free(reply)
         case .socketCopy:
-            let cookie = xcb_get_image(connection, zPixmap, display.root, Int16(rect.x), Int16(rect.y),
+            let cookie = xcb_get_image(connection, zPixmap, drawable, Int16(rect.x), Int16(rect.y),
                                        UInt16(rect.width), UInt16(rect.height), ~0)
             guard let reply = xcb_get_image_reply(connection, cookie, &error) else {
                 throw failure("xcb_get_image", error)

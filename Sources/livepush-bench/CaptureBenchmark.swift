@@ -42,6 +42,12 @@ enum CaptureBenchmark {
                 print(String(format: "floor x11 %@ get_image_ms_p50=%.2f", size, median(floor)))
                 print(String(format: "ffmpeg x11grab %@ cpu_pct=%.1f", size, median(ffmpeg)))
                 fflush(nil)
+                // Adaptive resolution's first step, 1080p -> 720p (CaptureScaleBenchmark.swift); at 1080p only,
+                // to keep `make bench` short.
+                if size == "1920x1080" {
+                    try CaptureScaleBenchmark.printLines(xvfb: xvfb, size: size, to: (1280, 720), fps: fps,
+                                                         seconds: seconds, runs: runs)
+                }
             } catch {
                 Terminal.printError("livepush-bench capture \(size): \(error)")
                 Terminal.exit(.failure)
@@ -115,6 +121,7 @@ enum CaptureBenchmark {
 final class PrivateXvfb {
     let display: String
     private let process = Process()
+    var pid: Int32 { process.processIdentifier }
 
     init(size: String) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")

@@ -30,6 +30,8 @@ let usage = """
       capture x11 <W>x<H> fps_target=<n> fps=<n> grab_ms_p50=<n> grab_ms_p99=<n> helper_cpu_pct=<n>
       floor x11 <W>x<H> get_image_ms_p50=<n>
       ffmpeg x11grab <W>x<H> cpu_pct=<n>
+      capture x11 scale <W>x<H>-><w>x<h> method=render|yuv|pusher frames=<w>x<h> fps=<n> helper_cpu_pct=<n>
+        pusher_cpu_pct=<n> xserver_cpu_pct=<n>   (1920x1080 only: adaptive resolution's CONFIG to 1280x720)
 
     record: `livepush screen` (pusher and helper) recording a moving 1080p30 screen, and ffmpeg's
     x11grab + libx264 veryfast/zerolatency at 4500 kbps on the same screen:

@@ -32,6 +32,10 @@ enum CaptureLoop {
         } catch {
             return failConfiguration("\(error)")
         }
+        source.scaleMethod = request.scaleMethod
+        if request.scaleMethod == .render && source.scaleMethod == .yuv {
+            warn("the X server has no RENDER extension; frames are scaled with libyuv (--scale yuv)")
+        }
         if request.trackDamage && !source.tracksDamage {
             warn("the X server has no DAMAGE extension; --damage is ignored and every frame is grabbed")
         }
@@ -58,6 +62,8 @@ enum CaptureLoop {
             group: request.group, helperName: "livepush-capture", helperVersion: LivePushVersion.current,
             pixelFormats: [.bgrx], maxWidth: UInt32(display.screenWidth), maxHeight: UInt32(display.screenHeight))
         configuration.capabilities = request.trackDamage ? [.cursor, .damage] : [.cursor]
+        // LPC_CAP_SCALE (SPEC clarification 28): a smaller CONFIG is scaled to, never cropped.
+        if source.scaleMethod != nil { configuration.capabilities.insert(.scale) }
         configuration.connectRetryMs = request.connectTimeoutMs
         desktopAudio?.announce(&configuration)
         let endpoint: HelperEndpoint
@@ -82,7 +88,8 @@ enum CaptureLoop {
         }
         var lastSize = (width: 0, height: 0)
         var sentFrame = false
-        // CONFIG's maximum size (SPEC §5.12): frames are cropped to it; WELCOME's until a CONFIG.
+        // CONFIG's maximum size (SPEC §5.12): frames are scaled to fit it (or cropped with --scale crop);
+        // WELCOME's until a CONFIG.
         var configMax = (width: Int(endpoint.welcome.maxWidth), height: Int(endpoint.welcome.maxHeight))
         do {
             try endpoint.start(sourceInfo: source.sourceInfo)
@@ -133,6 +140,13 @@ enum CaptureLoop {
                 var flags: FrameFlags = frame.cursorDrawn ? [.cursor] : []
                 if (frame.width, frame.height) != lastSize {
                     flags.insert(.formatChanged)
+                    if lastSize != (0, 0) {
+                        let grabbed = "\(source.rect.width)x\(source.rect.height)"
+                        let how = (frame.width, frame.height) == (source.rect.width, source.rect.height) ? "as grabbed"
+                            : source.scaleMethod.map { "scaled by \($0.rawValue) from \(grabbed)" } ?? "cropped"
+                        note("frames are now \(frame.width)x\(frame.height) (\(how); the pusher asks for at most "
+                            + "\(configMax.width)x\(configMax.height))")
+                    }
                     lastSize = (frame.width, frame.height)
                 }
                 try endpoint.publish(slot, format: .bgrx, width: UInt32(frame.width), height: UInt32(frame.height),

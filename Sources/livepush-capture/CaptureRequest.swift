@@ -11,6 +11,8 @@ struct CaptureRequest {
     var trackDamage = false
     var reportsStats = false
     var fps: Int?
+    /// `--scale`: how X11 frames shrink to CONFIG's maximum; nil crops (no LPC_CAP_SCALE).
+    var scaleMethod: X11ScaleMethod? = .render
     var connectTimeoutMs = CaptureLinkProtocol.connectRetryMsDefault
     /// `--desktop-audio`: also send the default sink's monitor as AUDIO (DesktopAudio.swift).
     var desktopAudio = false
@@ -39,6 +41,12 @@ struct CaptureRequest {
                 throw .invalidValue(option: "fps", value: text, reason: "use a whole number from 1 to 240")
             }
             self.fps = fps
+        }
+        if let text = parsed.value("scale") {
+            guard text == "crop" || X11ScaleMethod(rawValue: text) != nil else {
+                throw .invalidValue(option: "scale", value: text, reason: "use render, yuv or crop")
+            }
+            scaleMethod = X11ScaleMethod(rawValue: text)
         }
         if let text = parsed.value("connect-timeout-ms") {
             guard let ms = Int(text), ms >= 0 else {

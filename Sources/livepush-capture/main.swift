@@ -13,6 +13,10 @@ let options: [OptionSpec] = [
     .flag("no-cursor", help: "Leave the mouse pointer out of the frames."),
     .flag("damage", help: "Skip grabs when nothing changed (XDamage); the pusher repeats its last frame."),
     .value("fps", valueName: "N", help: "Frames per second (default: what the pusher asks, 30)."),
+    .value("scale", valueName: "render|yuv|crop",
+           help: "X11: how frames shrink to the pusher's CONFIG maximum (adaptive resolution): render (the X server "
+               + "scales, default), yuv (libyuv scales a full grab) or crop (cut from the top-left corner; the "
+               + "pusher is not told that this helper scales, and scales itself)."),
     .value("connect-timeout-ms", valueName: "N", help: "How long to wait for the pusher (default 10000)."),
     .flag("stats", help: "On exit, print frames sent and dropped and grab times to stderr."),
     .flag("desktop-audio", help: "Also send what plays on the default audio sink (PipeWire), as AUDIO."),

@@ -40,6 +40,7 @@ enum CheckHelperPaths {
         let fps = max(1, session.endpoint.configuration.fps / 2)
         let width = max(1, helper.maxWidth / 2), height = max(1, helper.maxHeight / 2)
         let sentNs = MonotonicClock.nowNs()
+        let sizeBefore = session.seen.read { $0.frameLog.last.map { (width: $0.width, height: $0.height) } }
         session.endpoint.sendConfig(Config(fps: fps, maxWidth: width, maxHeight: height, cursor: false))
         if session.waitForEnd(seconds: 1.8) {
             return PathResult(name: name, pass: false, detail: "the session ended after CONFIG: \(endedText(session))")
@@ -57,9 +58,20 @@ enum CheckHelperPaths {
         let sizes = Set(after.map { "\($0.width)x\($0.height)" }).sorted().joined(separator: ", ")
         let detail = String(format: "after %@: %d frames at %.1f fps, sizes %@", wanted, after.count, measuredFps, sizes)
         let rateOK = abs(measuredFps - Double(fps)) <= Double(fps) * 0.25
-        return PathResult(name: name, pass: oversized.isEmpty && rateOK,
+        // LPC_CAP_SCALE (SPEC clarification 28): the whole picture scaled, the aspect kept (±1 px), never cropped.
+        var scaledOK = true
+        if helper.capabilities.contains(.scale), let before = sizeBefore, before.width > 0, before.height > 0 {
+            scaledOK = after.allSatisfy { frame in
+                abs(frame.width * before.height - frame.height * before.width) <= max(before.width, before.height)
+                    && (frame.width == Int(width) || frame.height == Int(height)
+                        || (before.width <= Int(width) && before.height <= Int(height)))
+            }
+        }
+        return PathResult(name: name, pass: oversized.isEmpty && rateOK && scaledOK,
                           detail: detail + (oversized.isEmpty ? "" : " (larger than CONFIG's maximum)")
-                              + (rateOK ? "" : " (not within 25% of \(fps) fps)"))
+                              + (rateOK ? "" : " (not within 25% of \(fps) fps)")
+                              + (scaledOK ? "" : " (LPC_CAP_SCALE granted, but not the whole picture scaled to fit, "
+                                  + "aspect kept; it was \(sizeBefore.map { "\($0.width)x\($0.height)" } ?? "?"))"))
     }
 
     /// SPEC §14.4: a type the helper cannot know, with LPC_FLAG_OPTIONAL, is ignored.

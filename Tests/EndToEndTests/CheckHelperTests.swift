@@ -62,7 +62,7 @@ import TestSupport
         for line in Self.pathLines { #expect(result.standardOutput.contains(line), "\(line)\n\(result)") }
     }
 
-    /// Our own X11 helper handles every path too (CONFIG's smaller maximum: it crops).
+    /// Our own X11 helper handles every path too (CONFIG's smaller maximum: it scales, LPC_CAP_SCALE).
     @Test(.enabled(if: TestEnvironment.isEnabled(.x11), "needs the test Xvfb (make test)"), .timeLimit(.minutes(10)))
     func livepushCapturePassesEveryRuleAndPath() throws {
         let result = try ProcessRunner.run(livepush, [

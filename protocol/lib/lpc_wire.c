@@ -182,7 +182,7 @@ void lpc_wire_reason(const lpc_message *m, uint32_t *code, char *text, size_t ca
 bool lpc_wire_welcome(const lpc_message *m, const lpc_hello *hello, lpc_welcome *w, lpc_fault *f)
 {
     memcpy(w, m->payload, sizeof *w);
-    const uint32_t caps = LPC_CAP_AUDIO | LPC_CAP_DAMAGE | LPC_CAP_CURSOR;
+    const uint32_t caps = LPC_CAP_AUDIO | LPC_CAP_DAMAGE | LPC_CAP_CURSOR | LPC_CAP_SCALE;
     if (w->reserved != 0)
         lpc_fault_set(f, LPC_ERR_RESERVED, "WELCOME.reserved %" PRIu32 " is not 0", w->reserved);
     else if (w->version_major != LPC_VERSION_MAJOR || w->version_minor > hello->version_minor)

@@ -19,7 +19,7 @@ TYPE_NAMES = {HELLO: 'HELLO', START: 'START', FRAME: 'FRAME', AUDIO: 'AUDIO', PA
               FINISH: 'FINISH', HEARTBEAT: 'HEARTBEAT', WELCOME: 'WELCOME', REJECT: 'REJECT', RELEASE: 'RELEASE',
               CONFIG: 'CONFIG', STOP: 'STOP', ERROR: 'ERROR'}
 
-CAP_AUDIO, CAP_DAMAGE, CAP_CURSOR = 0x1, 0x2, 0x4
+CAP_AUDIO, CAP_DAMAGE, CAP_CURSOR, CAP_SCALE = 0x1, 0x2, 0x4, 0x8  # SCALE: SPEC clarification 28
 BGRX, BGRA, RGBX, RGBA, NV12, I420 = 1, 2, 3, 4, 5, 6
 S16LE, F32LE = 1, 2
 FRAME_UNCHANGED, FRAME_CURSOR, FRAME_FORMAT_CHANGED = 0x1, 0x2, 0x4
@@ -142,7 +142,7 @@ def reason(payload):
 def check_welcome(payload, hello):
     """WELCOME's ranges against the HELLO sent (a dict of its fields); returns WELCOME as a dict."""
     w = dict(zip(WELCOME_FIELDS, WELCOME_S.unpack(payload)))
-    caps = hello['capabilities'] & (CAP_AUDIO | CAP_DAMAGE | CAP_CURSOR)
+    caps = hello['capabilities'] & (CAP_AUDIO | CAP_DAMAGE | CAP_CURSOR | CAP_SCALE)
     if w['reserved'] != 0:
         raise Fault(ERR['RESERVED'], 'WELCOME.reserved %d is not 0' % w['reserved'])
     if w['version_major'] != VERSION_MAJOR or w['version_minor'] > VERSION_MINOR:
