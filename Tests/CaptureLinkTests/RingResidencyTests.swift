@@ -50,10 +50,10 @@ import TestSupport
     private func mismatches(_ frame: BorrowedFrame) -> Int {
         frame.withPlanes { planes in
             var wrong = 0
-            let stride = frame.info.strides[0]
+            let stride = frame.info.strides[0], sequence = frame.info.sequence
             for y in 0..<Self.height {
-                for x in 0..<Self.width * 4 where planes[0][y * stride + x] != Self.byte(x: x, y: y, sequence: frame.info.sequence) {
-                    wrong += 1
+                for x in 0..<Self.width * 4 {
+                    if planes[0][y * stride + x] != Self.byte(x: x, y: y, sequence: sequence) { wrong += 1 }
                 }
             }
             return wrong
