@@ -71,6 +71,8 @@ public final class HelperEndpoint {
     public let welcome: Welcome
     public private(set) var framesPublished: UInt64 = 0
     public private(set) var framesDropped: UInt64 = 0
+    /// How many slots the helper owns now (the pusher's RELEASEs are read by `poll` and `acquireSlot`).
+    public var ownedSlotCount: Int { ownedSlots.count }
 
     private let socket: SeqPacketSocket
     private let mapping: UnsafeRingMapping

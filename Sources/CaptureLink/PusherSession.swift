@@ -444,12 +444,16 @@ final class PusherSession: @unchecked Sendable {
     }
 
     /// A consumer is done with a frame: its slot returns to the helper unless it is still the latest.
-    func releaseBorrowed(_ info: FrameInfo) {
+    /// `consumed`: the consumer will not read this frame again, so when it is still the latest and
+    /// nobody else borrows it, it stops being the latest and its slot returns now (see
+    /// `BorrowedFrame.releaseConsumed`).
+    func releaseBorrowed(_ info: FrameInfo, consumed: Bool = false) {
         let withholding = withholdingReleases.load(ordering: .relaxed)
         let giveBack: Bool = slots.withLock { slots in
             slots.borrowCount[info.slot, default: 1] -= 1
             guard slots.borrowCount[info.slot] == 0 else { return false }
             slots.borrowCount[info.slot] = nil
+            if consumed, slots.latest?.sequence == info.sequence { slots.latest = nil }
             guard !withholding, slots.latest?.slot != info.slot, slots.heldByPusher.contains(info.slot) else {
                 return false
             }
@@ -482,6 +486,7 @@ public final class BorrowedFrame: @unchecked Sendable {
 
     /// The frame's planes, each from its offset to the end of its last row, inside the slot.
     public func withPlanes<R>(_ body: ([UnsafeRawBufferPointer]) throws -> R) rethrows -> R {
+        mapping.readingSlot(info.slot)
         let slot = UnsafeRawBufferPointer(mapping.slot(info.slot))
         let planes = (0..<info.format.planeCount).map { plane -> UnsafeRawBufferPointer in
             let extent = FrameGeometry.planeExtent(info.format, plane: plane, width: UInt64(info.width),
@@ -496,5 +501,16 @@ public final class BorrowedFrame: @unchecked Sendable {
         guard !released else { return }
         released = true
         session?.releaseBorrowed(info)
+    }
+
+    /// Releases a frame its consumer has read for good (the video pipeline, once converted): when it
+    /// is still the newest frame it is no longer kept as the latest (`acquireLatestFrame` then returns
+    /// nil until the next FRAME), and its slot goes back to the helper now rather than when the next
+    /// frame arrives. The helper takes the lowest free slot, so it then writes every frame into the
+    /// same slot, and the pusher maps one slot's pages instead of the ring's (`readingSlot`).
+    public func releaseConsumed() {
+        guard !released else { return }
+        released = true
+        session?.releaseBorrowed(info, consumed: true)
     }
 }

@@ -1,5 +1,6 @@
 import CLinuxShim
 import Glibc
+import Synchronization
 
 /// The geometry of a session's ring (SPEC "The ring"): a 4096-byte header, then
 /// `slotCount` slots of `slotBytes`, each able to hold one frame of the largest size in
@@ -55,6 +56,8 @@ final class UnsafeRingMapping: @unchecked Sendable {
     let geometry: RingGeometry
     /// The memfd, kept open by the pusher (helpers may close theirs once mapped).
     let descriptor: OwnedDescriptor
+    /// The slot whose pages the reader last touched (`readingSlot`), or -1 before the first.
+    private let residentSlot = Atomic<Int64>(-1)
 
     private init(base: UnsafeMutableRawPointer, geometry: RingGeometry, descriptor: OwnedDescriptor) {
         self.base = base
@@ -74,7 +77,9 @@ final class UnsafeRingMapping: @unchecked Sendable {
         try systemCall("ftruncate") { ftruncate(fd, off_t(geometry.ringBytes)) }
         let seals = CLinuxShim_F_SEAL_SHRINK | CLinuxShim_F_SEAL_GROW | CLinuxShim_F_SEAL_SEAL
         try systemCall("fcntl(F_ADD_SEALS)") { CLinuxShim_fcntl_int(fd, CLinuxShim_F_ADD_SEALS, seals) }
-        let mapping = try map(descriptor: owned, geometry: geometry)
+        // Not populated: the pusher only reads the slots, one at a time (`readingSlot`), so it maps
+        // a slot's pages when it first converts a frame from it rather than the whole ring at once.
+        let mapping = try map(descriptor: owned, geometry: geometry, populate: false)
         mapping.store(CaptureLinkProtocol.ringMagic, at: RingHeaderField.magic)
         mapping.store(CaptureLinkProtocol.versionMajor, at: RingHeaderField.versionMajor)
         mapping.store(CaptureLinkProtocol.versionMinor, at: RingHeaderField.versionMinor)
@@ -88,14 +93,15 @@ final class UnsafeRingMapping: @unchecked Sendable {
     }
 
     /// Maps a ring received in WELCOME after checking its size against the geometry.
-    static func map(descriptor: OwnedDescriptor, geometry: RingGeometry) throws(SystemCallError) -> UnsafeRingMapping {
+    static func map(descriptor: OwnedDescriptor, geometry: RingGeometry,
+                    populate: Bool = true) throws(SystemCallError) -> UnsafeRingMapping {
         var status = stat()
         try systemCall("fstat") { fstat(descriptor.rawValue, &status) }
         guard UInt64(status.st_size) == geometry.ringBytes else { throw SystemCallError("ring size check", errno: EINVAL) }
         // MAP_POPULATE faults every page in now, at session start, rather than during the first
         // frames (a 4K ring is 100 MB: page faults there cost milliseconds of hand-off latency).
-        let base = mmap(nil, Int(geometry.ringBytes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-                        descriptor.rawValue, 0)
+        let base = mmap(nil, Int(geometry.ringBytes), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | (populate ? MAP_POPULATE : 0), descriptor.rawValue, 0)
         guard let base, base != MAP_FAILED else { throw SystemCallError("mmap", errno: errno) }
         return UnsafeRingMapping(base: base, geometry: geometry, descriptor: descriptor)
     }
@@ -114,6 +120,21 @@ final class UnsafeRingMapping: @unchecked Sendable {
     func releaseSlotPages() {
         let offset = Int(geometry.firstSlotOffset)
         _ = madvise(base + offset, Int(geometry.ringBytes) - offset, MADV_DONTNEED)
+    }
+
+    /// Before reading a frame in slot `index` (the pusher): when the frame read before was in another
+    /// slot, drops this process's page-table entries for that slot (madvise MADV_DONTNEED; for a
+    /// shared memfd mapping the pixels stay in the memfd, a page read again faults back in with
+    /// the same bytes). The helper takes the lowest free slot, and the pusher's video pipeline
+    /// gives a frame back once converted (`BorrowedFrame.releaseConsumed`), so in steady state
+    /// every frame is in the same slot and this does nothing;
+    /// the pusher then keeps one slot's pages mapped instead of the whole ring (8 MB instead of
+    /// 24 at 1080p), at the cost of faulting a slot in when the helper moves to another.
+    func readingSlot(_ index: UInt32) {
+        let previous = residentSlot.exchange(Int64(index), ordering: .relaxed)
+        guard previous >= 0, previous != Int64(index) else { return }
+        let offset = Int(geometry.slotOffset(UInt32(previous)))
+        _ = madvise(base + offset, Int(geometry.slotBytes), MADV_DONTNEED)
     }
 
     /// The bytes of one slot.

@@ -292,7 +292,8 @@ final class VideoPipeline: @unchecked Sendable {
     private func takeNewestFrame() -> Bool {
         if let converted = external.convertNewest(using: converter, into: compositor.screen) { return converted }
         guard let frame = frameSource() else { return false }
-        defer { frame.release() }
+        // Converted once: its slot goes back to the helper now (the pusher maps one slot, not three).
+        defer { frame.releaseConsumed() }
         let info = frame.info
         let isNew = state.withLock { state -> Bool in
             guard info.sequence > state.lastSequence else { return false }

@@ -38,6 +38,8 @@ enum PushBenchmark {
         var freshFps: Double = 0
         /// Seconds from a late receiver's start to its first decoded frame (`JoinTime`), one per receiver.
         var joinS: [Double] = []
+        /// Peak RSS of the publisher's own process (VmHWM at the end of the window), helpers not counted.
+        var publisherPeakRssMiB: Double = 0
     }
 
     struct Publisher {
@@ -116,7 +118,8 @@ enum PushBenchmark {
                 print(String(format: "%@ 1080p30 cpu_pct=%.1f rss_mib=%.1f fps=%.1f latency_ms_p50=%.1f "
                     + "latency_ms_p95=%.1f pss_mib=%.1f", lineName(name), median(all.map(\.cpuPct)),
                     median(all.map(\.rssMiB)), median(all.map(\.fps)), median(all.map(\.latencyP50Ms)),
-                    median(all.map(\.latencyP95Ms)), median(all.map(\.pssMiB))) + JoinTime.field(all))
+                    median(all.map(\.latencyP95Ms)), median(all.map(\.pssMiB)))
+                    + JoinTime.field(all) + pusherRssField(name, all))
             }
             if let ours = results["e2e"], let ffmpeg = results["ffmpeg"], let gstreamer = results["gstreamer"] {
                 print(String(format: "push ratios cpu_vs_ffmpeg=%.2f latency_p50_vs_gstreamer=%.2f",
@@ -243,6 +246,7 @@ enum PushBenchmark {
             Thread.sleep(forTimeInterval: 0.25)
         }
         let ticksAfter = ProcessTree.cpuTicks(ProcessTree.members(pid))
+        let publisherPeakRssKiB = ProcessTree.peakRssKiB(pid)
         let endNs = TimeCode.nowNs()
         guard process.isRunning else {
             throw Failure(description: "\(label): \(publisher.name) ended during the measurement: " + tail(logPath))
@@ -259,7 +263,8 @@ enum PushBenchmark {
         var result = Measurement(cpuPct: cpuPct, rssMiB: Double(peakRssKiB) / 1024, pssMiB: Double(peakPssKiB) / 1024,
                                  fps: Double(samples.count) / elapsed,
                                  latencyP50Ms: percentile(latencies, 0.5), latencyP95Ms: percentile(latencies, 0.95),
-                                 freshFps: Double(codes.count) / elapsed)
+                                 freshFps: Double(codes.count) / elapsed,
+                                 publisherPeakRssMiB: Double(publisherPeakRssKiB) / 1024)
         log("\(label): frames=\(samples.count) with_code=\(latencies.count) cpu_pct=\(format(result.cpuPct)) "
             + "rss_mib=\(format(result.rssMiB)) pss_mib=\(format(result.pssMiB)) fps=\(format(result.fps)) "
             + "latency_ms_p50=\(format(result.latencyP50Ms)) "

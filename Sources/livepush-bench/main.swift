@@ -70,7 +70,7 @@ let usage = """
     1080p30 screen (with a time code drawn by x11-paint) to the test nginx-rtmp; a receiver pulls the
     stream back and reads the code (run inside tools/testenv run --screen 1920x1080 -- ...):
       latency floor x11grab->decoder latency_ms_p50=<n>
-      e2e push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n>
+      e2e push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n> pusher_rss_mib=<n>
       ffmpeg push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n>
       gstreamer push 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n> latency_ms_p50=<n> latency_ms_p95=<n> pss_mib=<n>
       push ratios cpu_vs_ffmpeg=<x.xx> latency_p50_vs_gstreamer=<x.xx>
