@@ -118,7 +118,7 @@ final class Soak {
         livepush.arguments = ["screen", "\(rtmpURL)/record/\(key)", recordingPath, "--display", display,
                               "--region", "0,0,640,360", "--resolution", "640x360", "--helper", workDirectory + "/helper",
                               "--retry-interval", "1000", "--retry-count", "30"]
-        FileManager.default.createFile(atPath: errorLog, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorLog, contents: nil)
         livepush.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorLog))
         livepush.standardOutput = FileHandle.nullDevice
         livepush.standardInput = FileHandle.nullDevice
@@ -164,7 +164,7 @@ final class Soak {
         try phase("helper-garbage", count: garbage, baseline: baseline) {
             guard let helper = self.helperPid() else { return false }
             let starts = self.count("screen capture started"), violations = self.count("screen capture interrupted")
-            FileManager.default.createFile(atPath: self.marker, contents: nil)
+            _ = FileManager.default.createFile(atPath: self.marker, contents: nil)
             try self.noteFault("helper-garbage")
             kill(helper, SIGKILL)
             // The hostile helper's session starts, breaks the rules, ends; then the real one is back.

@@ -84,6 +84,7 @@ extension SharedScreen {
             let levels = stride(from: 0, to: samples.count - 4800, by: 4800).map {
                 AudioAnalysis.toneLevelDbfs(Array(samples[$0..<$0 + 4800]), frequencyHz: tone, sampleRateHz: 48000)
             }
+            try #require(levels.count >= 40, "\(levels.count) tenths of a second of audio")
             let loud = levels[10..<40].sorted()[15]
             #expect(loud > -40, "the tone before mute: \(loud) dBFS")
             let silentRun = longestRun(levels) { $0 < loud - 50 }
@@ -245,6 +246,7 @@ extension SharedScreen {
             try #require(levels.count >= 100, "\(levels.count) tenths of a second of audio")
             // The music's level once it plays, then 6.02 dB lower after 'bgm volume 50'.
             let firstLoud = try #require(levels.firstIndex { $0 > -30 }, "no music arrived: \(levels.map { Int($0) })")
+            try #require(levels.count >= firstLoud + 22, "\(levels.count) tenths of audio, music from \(firstLoud)")
             let fullLevel = levels[firstLoud + 2..<firstLoud + 22].sorted()[10]
             let full = longestRun(levels) { abs($0 - fullLevel) < 1.5 }
             let half = longestRun(levels) { abs($0 - (fullLevel - 6.02)) < 1.5 }

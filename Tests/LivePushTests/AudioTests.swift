@@ -211,6 +211,7 @@ final class SignalHelper: @unchecked Sendable {
                               during: { $0.setDesktopAudioVolume(100) })
         defer { try? FileManager.default.removeItem(atPath: path) }
         let samples = try AudioAnalysis.decodeMono(path)
+        try #require(samples.count >= 2 * 48000, "\(samples.count) samples decoded from a 3 s recording")
         let half = AudioAnalysis.rmsDbfs(Array(samples[4800..<24000]))
         let full = AudioAnalysis.rmsDbfs(Array(samples.suffix(48000)))
         #expect(abs((full - half) - 6.02) < 1, "set before capture: \(half) dBFS, then full: \(full) dBFS")

@@ -66,7 +66,7 @@ struct BackgroundMusicTests {
             #expect(pusher.startBGM(path: file, loop: true) == 0)
         }
         let received = try SoundSignals.receivedAudio(key: key, atLeastSeconds: 6)
-        #expect(received.count >= 48000 * 6, "\(received.count) samples reached nginx")
+        try #require(received.count >= 48000 * 6, "\(received.count) samples reached nginx")
         // The music starts with the stream: its first second away from the start, then the
         // loop's joins at 2.6 and 5.2 s.
         let level = AudioAnalysis.toneLevelDbfs(Array(received[12000..<60000]), frequencyHz: 600, sampleRateHz: 48000)
@@ -107,7 +107,7 @@ struct BackgroundMusicTests {
 
     @Test func aMissingOrCorruptFileIsAnErrorAndTheBroadcastGoesOn() throws {
         let corrupt = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("corrupt")).path + ".mp3"
-        FileManager.default.createFile(atPath: corrupt, contents: Data((0..<20000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
+        _ = FileManager.default.createFile(atPath: corrupt, contents: Data((0..<20000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
         defer { try? FileManager.default.removeItem(atPath: corrupt) }
         let observer = Recorder()
         let key = try push(seconds: 3, observer: observer) { pusher in

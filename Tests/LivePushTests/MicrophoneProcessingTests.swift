@@ -222,7 +222,7 @@ struct MicrophoneProcessingTests {
             if second == 3 { pusher.setAudioDenoise(.off, automaticGain: true) }
         }
         let received = try SoundSignals.receivedAudio(key: key, atLeastSeconds: 9.5)
-        #expect(received.count >= 48000 * 9, "\(received.count) samples reached nginx")
+        try #require(received.count >= 48000 * 9, "\(received.count) samples reached nginx")
         let before = AudioAnalysis.toneLevelDbfs(Array(received[(48000 * 2)..<(48000 * 3)]), frequencyHz: 1000,
                                                  sampleRateHz: 48000)
         let after = AudioAnalysis.toneLevelDbfs(Array(received[(48000 * 8)..<(48000 * 9)]), frequencyHz: 1000,

@@ -73,6 +73,7 @@ struct MicrophoneTests {
         let (path, _) = try run(seconds: 3, observer: observer, during: { $0.setCaptureVolume(25) })
         defer { try? FileManager.default.removeItem(atPath: path) }
         let samples = try AudioAnalysis.decodeMono(path)
+        try #require(samples.count >= 2 * 48000, "\(samples.count) samples decoded from a 3 s recording")
         let full = AudioAnalysis.rmsDbfs(Array(samples[14400..<38400]))
         let quarter = AudioAnalysis.rmsDbfs(Array(samples.suffix(48000)))
         #expect(abs((full - quarter) - 12.04) < 1, "100 %: \(full) dBFS, 25 %: \(quarter) dBFS")
