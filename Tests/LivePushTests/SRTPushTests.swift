@@ -136,19 +136,26 @@ struct SRTPushTests {
         #expect(frames >= 120, "ffmpeg kept \(frames) frames of about 150")
     }
 
-    @Test func aThrottledPathLowersTheBitrate() throws {
+    @Test func aThrottledPathLowersTheBitrateAndItClimbsAfter() throws {
         let listener = try SRTListener()
         let proxy = try UDPProxy(targetPort: listener.port, rateKbps: 600, queueMs: 300)
         defer { proxy.close() }
         var config = network.config(targetKbps: 1500, minKbps: 300)
         config.autoBitrate = true
-        let observer = try push("srt://127.0.0.1:\(proxy.port)", seconds: 10, config: config)
+        let observer = Recorder()
+        let (pusher, helper) = try network.startPusher(config, observer: observer)
+        #expect(pusher.startPush(url: "srt://127.0.0.1:\(proxy.port)") == 0)
+        #expect(waitUntil(timeoutSeconds: 10) { observer.all.contains("push(2)") }, "\(observer.all)")
+        ReceivedThrottle.throttleThenFree(pusher, helper) { proxy.rateKbps = 0 }
         _ = listener.finish()
-        let rates = observer.figures.map(\.encoderBitrateKbps).filter { $0 > 0 }
-        let lowest = rates.min() ?? 0
-        #expect(lowest < 1000 && lowest >= 300, "auto bitrate went down to \(lowest) kbps: \(rates)")
         let lost = observer.figures.map(\.srtPacketsLost)
         #expect(lost.reduce(0, +) > 0, "the throttled path lost nothing: \(lost)")
         #expect(observer.all.contains("warning(\(LivePushWarningCode.networkBusy))"), "\(observer.all)")
+        // What the listener wrote: video kbps per second of stream time (ffprobe's packet sizes),
+        // from the first second with video (the TS muxer starts its clock above zero).
+        let kbps = Array(try MediaProbe.videoKbpsPerSecond(listener.outputPath).drop { $0 == 0 })
+        print("SRT throttle test: video kbps per second at the listener: \(kbps)")
+        ReceivedThrottle(kbps: kbps, throttleKbps: 600, throttledSeconds: 4..<9, stepKbps: 150)
+            .expectFallsAndRecovers("SRT at the listener")
     }
 }

@@ -68,7 +68,7 @@ struct RTMPSPushTests {
                 "\(observer.all)")
     }
 
-    @Test(.timeLimit(.minutes(10))) func aThrottledTLSUplinkLowersTheBitrate() throws {
+    @Test(.timeLimit(.minutes(10))) func aThrottledTLSUplinkLowersTheBitrateAndItClimbsAfter() throws {
         let rtmpsPort = UInt16(try TestEnvironment.value("LIVEPUSH_TEST_RTMPS_PORT", of: .rtmps)) ?? 0
         let proxy = try ThrottlingProxy(targetPort: rtmpsPort, rateKbps: 500)
         defer { proxy.close() }
@@ -76,16 +76,19 @@ struct RTMPSPushTests {
         var config = network.config()
         config.caFile = try TestEnvironment.testCAFile()
         let (pusher, helper) = try network.startPusher(config, observer: observer)
-        #expect(pusher.startPush(url: "rtmps://127.0.0.1:\(proxy.port)/live/\(UniqueName.make("slowtls"))") == 0)
-        let lowered = waitUntil(timeoutSeconds: 15) {
-            observer.figures.contains { $0.encoderBitrateKbps > 0 && $0.encoderBitrateKbps < 1000 }
-        }
-        pusher.stopPush()
-        helper.stop()
-        pusher.destroy()
-        #expect(lowered, "\(observer.figures.map { ($0.encoderBitrateKbps, $0.queueMs, $0.sendBitrateKbps) })")
+        let key = UniqueName.make("slowtls")
+        #expect(pusher.startPush(url: "rtmps://127.0.0.1:\(proxy.port)/record/\(key)") == 0)
+        ReceivedThrottle.throttleThenFree(pusher, helper) { proxy.rateKbps = 0 }
         #expect(observer.all.contains("warning(\(LivePushWarningCode.networkBusy))"), "\(observer.all)")
         #expect(!observer.all.contains { $0.hasPrefix("error(") }, "\(observer.all)")
+        // At nginx, behind the TLS front: video kbps per second of stream time under the throttle
+        // and after it, as the RTMP throttle test measures it.
+        let file = try TestEnvironment.closedRecording(key: key)
+        let kbps = FLVTagReader.videoKbpsPerWindow(try FLVTagReader.tags(file))
+        print("TLS throttle test: video kbps per second at nginx: \(kbps)")
+        ReceivedThrottle(kbps: kbps, throttleKbps: 500, throttledSeconds: 4..<9, stepKbps: 150)
+            .expectFallsAndRecovers("RTMPS at nginx")
+        #expect(try MediaProbe.decodeErrors(file) == "", "nginx's recording does not decode cleanly")
     }
 
     @Test(.timeLimit(.minutes(10))) func aRestartedTLSFrontIsSurvivedAndTheStreamResumesOverTLS() throws {
