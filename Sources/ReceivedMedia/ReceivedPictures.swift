@@ -56,6 +56,22 @@ public struct ReceivedPictures: Sendable {
         return (Double(count) / Double(width * height), count == 0 ? nil : Double(sumX) / Double(count))
     }
 
+    /// The share of the pixels of picture `index` in `rows` (of the scaled picture) whose luma
+    /// passes `test`.
+    public func share(_ index: Int, rows: Range<Int>, _ test: (UInt8) -> Bool) -> Double {
+        let rows = rows.clamped(to: 0..<height)
+        guard !rows.isEmpty else { return 0 }
+        let start = index * width * height
+        let count = grey[(start + rows.lowerBound * width)..<(start + rows.upperBound * width)].count(where: test)
+        return Double(count) / Double(rows.count * width)
+    }
+
+    /// The mean luma of picture `index`.
+    public func meanLuma(_ index: Int) -> Double {
+        let start = index * width * height
+        return Double(grey[start..<(start + width * height)].reduce(0) { $0 + Int($1) }) / Double(width * height)
+    }
+
     /// Runs a program to its end; its standard output, or an error with its standard error.
     private static func run(_ program: String, _ arguments: [String]) throws -> Data {
         let process = Process()

@@ -162,22 +162,51 @@ struct PushNetworkTests {
         var config = config(targetKbps: 600, minKbps: 300)
         config.networkPoorAfterMs = 1000
         let (pusher, helper) = try startPusher(config, observer: observer)
-        #expect(pusher.startPush(url: "rtmp://127.0.0.1:\(proxy.port)/live/\(UniqueName.make("poor"))") == 0)
-        var shown: [String?] = []
-        for _ in 0..<16 {  // 8 s
-            Thread.sleep(forTimeInterval: 0.5)
-            shown.append(pusher.placeholderShown)
-        }
+        let key = UniqueName.make("poor")
+        #expect(pusher.startPush(url: "rtmp://127.0.0.1:\(proxy.port)/record/\(key)") == 0)
+        let shown = waitUntil(timeoutSeconds: 15, intervalSeconds: 0.1) { pusher.placeholderShown == "networkPoor" }
+        Thread.sleep(forTimeInterval: 3)  // let it run: 3 s of the poor-network picture under the throttle
         proxy.rateKbps = 0
-        var recovered = false
-        for _ in 0..<30 where !recovered {  // up to 15 s for the queue to drain
-            Thread.sleep(forTimeInterval: 0.5)
-            recovered = pusher.placeholderShown == nil
-        }
+        let recovered = waitUntil(timeoutSeconds: 15, intervalSeconds: 0.1) { pusher.placeholderShown == nil }
+        Thread.sleep(forTimeInterval: 2)  // let it run: 2 s of the screen after the recovery (the live pictures measured)
+        pusher.stopPush()
         helper.stop()
         pusher.destroy()
-        #expect(shown.contains("networkPoor"), "\(shown)")
-        #expect(recovered, "the poor-network picture stayed after the network recovered")
+        #expect(shown && recovered, "the pusher showed the poor-network picture: \(shown), took it away: \(recovered)")
+        // At nginx: the helper's changing pictures, then the notice band ("Poor network" over the last
+        // picture dimmed), then the changing pictures again to the end.
+        let file = try TestEnvironment.closedRecording(key: key)
+        let pictures = try ReceivedPictures.decode(file, width: 320)
+        let notice = PlaceholderNotice().shown(in: pictures)
+        var index = 0
+        let runs = Self.runs(notice).map { run in
+            defer { index += run.count }
+            return "\(run.value ? "notice" : "screen") x\(run.count) from \(pictures.timesMs[index]) ms"
+        }
+        print("poor-network test: pictures at nginx: \(runs)")
+        let first = try #require(notice.firstIndex(of: true), "no poor-network picture at nginx: \(runs)")
+        let last = try #require(notice.lastIndex(of: true))
+        #expect(first >= 15, "the screen before the notice: \(first) pictures; \(runs)")
+        // Few pictures get through 120 kbps: a viewer sees each until the next arrives. The notice
+        // stays from its first picture to the screen's return, over the 3 s the pusher held it.
+        #expect(notice[first...last].allSatisfy { $0 }, "the notice came and went: \(runs)")
+        let after = (last + 1)..<pictures.count
+        #expect(after.count >= 30, "\(after.count) pictures after the last notice, fewer than 1 s: \(runs)")
+        let noticeMs = after.isEmpty ? 0 : pictures.timesMs[after.lowerBound] - pictures.timesMs[first]
+        #expect(noticeMs >= 2500, "the poor-network picture was seen for \(noticeMs) ms of stream: \(runs)")
+        // The screen back: the helper's grey steps 20 a frame, so consecutive pictures differ.
+        let changing = zip(after, after.dropFirst()).filter {
+            abs(pictures.meanLuma($0) - pictures.meanLuma($1)) >= 4
+        }.count
+        #expect(changing >= after.count * 3 / 4, "\(changing) of \(after.count) pictures after the notice changed")
+        #expect(try MediaProbe.decodeErrors(file) == "", "nginx's recording does not decode cleanly")
+    }
+
+    /// `values` as runs of equal values, in order.
+    static func runs(_ values: [Bool]) -> [(value: Bool, count: Int)] {
+        values.reduce(into: []) { runs, value in
+            if runs.last?.value == value { runs[runs.count - 1].count += 1 } else { runs.append((value, 1)) }
+        }
     }
 
     @Test func serverRestartIsSurvivedAndTheStreamResumes() throws {
