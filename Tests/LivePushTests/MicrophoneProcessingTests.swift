@@ -26,46 +26,6 @@ struct MicrophoneProcessingTests {
         func onWarning(code: Int32, message: String, extraInfo: [String: String]) { lock.withLock { warnings.append(message) } }
     }
 
-    /// A virtual mic named `name` playing `expression` (ffmpeg aevalsrc, mono 48 kHz) for `seconds`.
-    final class SignalMic {
-        let name = UniqueName.make("lp-vmic")
-        private var loopback: RunningCommand
-        private var player: RunningCommand?
-        private let file: String
-
-        init(expression: String, seconds: Double) throws {
-            file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("signal")).path + ".wav"
-            let made = try ProcessRunner.run("ffmpeg", ["-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
-                                                        "aevalsrc=\(expression):s=48000:d=\(seconds)", "-c:a", "pcm_s16le", file])
-            guard made.exitCode == 0 else { throw MicProblem(description: "ffmpeg could not make the signal: \(made)") }
-            loopback = try ProcessRunner.start("pw-loopback", [
-                "--name", name + "-loopback",
-                "--capture-props=media.class=Audio/Sink node.name=\(name)-in priority.session=0",
-                "--playback-props=media.class=Audio/Source node.name=\(name) priority.session=0",
-            ])
-            let deadline = Date().addingTimeInterval(5)
-            while Date() < deadline {
-                let nodes = try ProcessRunner.run("pw-cli", ["ls", "Node"])
-                if nodes.standardOutput.contains("\"\(name)-in\"") && nodes.standardOutput.contains("\"\(name)\"") { return }
-                Thread.sleep(forTimeInterval: 0.1)
-            }
-            throw MicProblem(description: "pw-loopback did not create \(name)")
-        }
-
-        /// Starts playing the signal into the mic.
-        func play() throws { player = try ProcessRunner.start("pw-play", ["--target", name + "-in", file]) }
-
-        deinit {
-            for command in [player, loopback].compactMap({ $0 }) {
-                if command.isRunning { command.interrupt() }
-                _ = command.finish()
-            }
-            try? FileManager.default.removeItem(atPath: file)
-        }
-    }
-
-    struct MicProblem: Error, CustomStringConvertible { let description: String }
-
     private func config() -> LivePushConfig {
         var config = LivePushConfig()
         config.resolution = .size(width: 320, height: 240)

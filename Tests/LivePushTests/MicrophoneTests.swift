@@ -93,44 +93,48 @@ struct MicrophoneTests {
     }
 
     @Test func aMicThatGoesAwayIsAWarningWithSilenceAndComesBack() throws {
-        let name = UniqueName.make("lp-mic")
-        func startSource() throws -> RunningCommand {
-            try ProcessRunner.start("pw-loopback", [
-                "--name", name + "-loopback",
-                "--capture-props=media.class=Audio/Sink node.name=\(name)-in priority.session=0",
-                "--playback-props=media.class=Audio/Source node.name=\(name) priority.session=0",
-            ])
-        }
-        var source = try startSource()
-        defer {
-            if source.isRunning { source.interrupt() }
-            _ = source.finish()
-        }
-        func nodeListed() throws -> Bool {
-            try ProcessRunner.run("pw-cli", ["ls", "Node"]).standardOutput.contains("\"\(name)\"")
-        }
-        try #require(try waitUntil(timeoutSeconds: 10, intervalSeconds: 0.1) { try nodeListed() }, "no node \(name)")
+        let toneHz = 660.0
+        let mic = try SignalMic(expression: "0.25*sin(2*PI*\(Int(toneHz))*t)", seconds: 60)
         let observer = Recorder()
-        let runtime = privateRuntimeDirectory()
+        let key = UniqueName.make("miclost")
         let pusher = try LivePusher(config: config(), observer: observer)
-        try pusher.startScreenCapture(group: UniqueName.make("miclost"), runtimeDirectory: runtime)
-        #expect(pusher.startMicrophone(name: name) == 0)
-        Thread.sleep(forTimeInterval: 1)  // let it run: 1 s of the microphone before it goes
-        source.interrupt()
-        _ = source.finish()
+        try pusher.startScreenCapture(group: UniqueName.make("miclost"), runtimeDirectory: privateRuntimeDirectory())
+        #expect(pusher.startMicrophone(name: mic.name) == 0)
+        #expect(pusher.startPush(url: try TestEnvironment.recordURL(key: key)) == 0)
+        try mic.play()
+        Thread.sleep(forTimeInterval: 2)  // let it run: 2 s of the tone before the mic goes
+        mic.takeAway()
         func warned(_ code: Int32) -> Bool { observer.lock.withLock { observer.events }.contains("warning(\(code))") }
-        #expect(waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneLost) }, "no microphoneLost")
-        source = try startSource()
-        #expect(waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneReturned) },
-                "no microphoneReturned")
-        Thread.sleep(forTimeInterval: 1.5)  // let it run: 1.5 s, a statistics period of audio after the return
-        let statistics = pusher.statistics
+        let lost = waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneLost) }
+        Thread.sleep(forTimeInterval: 1.5)  // let it run: 1.5 s without the mic (the silence measured)
+        try mic.bringBack()
+        let returned = waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneReturned) }
+        Thread.sleep(forTimeInterval: 2)  // let it run: 2 s of the tone after the return (measured)
         pusher.destroy()
         let warnings = observer.lock.withLock { observer.events }.filter { $0.hasPrefix("warning") }
-        #expect(warnings == ["warning(\(LivePushWarningCode.microphoneLost))", "warning(\(LivePushWarningCode.microphoneReturned))"],
-                "\(warnings)")
-        // The audio never stopped: AAC packets (of silence while the mic was gone, a couple of
-        // kbps) kept coming.
-        #expect(statistics.audioBitrateKbps > 0, "\(statistics)")
+        #expect(lost && returned && warnings == ["warning(\(LivePushWarningCode.microphoneLost))",
+                                                 "warning(\(LivePushWarningCode.microphoneReturned))"], "\(warnings)")
+        // At nginx: every AAC frame, 1024 samples (21.3 ms) apart, across the loss; decoded, the
+        // tone, then silence, then the tone again to the end.
+        let file = try TestEnvironment.closedRecording(key: key)
+        let times = try PushNetworkTests().packetTimesMs(file, stream: "a:0")
+        let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+        #expect(times.count > 250, "\(times.count) audio packets reached nginx, fewer than 5 s")
+        #expect(gaps.allSatisfy { (20...23).contains($0) }, "audio gaps at nginx: \(gaps.filter { !(20...23).contains($0) })")
+        let samples = try AudioAnalysis.decodeMono(file)
+        let spanSamples = (times.last ?? 0) - (times.first ?? 0)
+        #expect(abs(samples.count / 48 - spanSamples) <= 100,
+                "\(samples.count / 48) ms decoded for \(spanSamples) ms of audio packets")
+        // Each 100 ms: the tone (above -30 dBFS), silence (under -60 dBFS) or neither (an edge).
+        let windows = stride(from: 0, to: samples.count - 4800 + 1, by: 4800).map { start in
+            let level = AudioAnalysis.rmsDbfs(Array(samples[start..<start + 4800]))
+            return level > -30 ? "T" : level < -60 ? "s" : "?"
+        }.joined()
+        print("mic-lost test: 100 ms windows at nginx (T tone, s silence): \(windows)")
+        #expect(windows.wholeMatch(of: /[s?]*T{5,}[s?]*s{10,}[s?]*T{10,}/) != nil,
+                "not the tone, at least 1 s of silence, then the tone to the end: \(windows)")
+        let last = Array(samples.suffix(48000))
+        #expect(abs(AudioAnalysis.dominantFrequencyHz(last, sampleRateHz: 48000) - toneHz) < 5,
+                "the last second at nginx is not the mic's \(toneHz) Hz")
     }
 }
