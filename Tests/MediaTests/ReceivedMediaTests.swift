@@ -69,4 +69,23 @@ struct ReceivedMediaTests {
         let recovery = PainterSquare(minShare: 0.1).recovery(after: 900, in: try ReceivedPictures.decode(path))
         #expect(recovery.placeholderMs == 1000 && recovery.liveMs == nil, "\(recovery)")
     }
+
+    /// 3 s at 30 fps: uniform grey, then (1 s to 2 s) a black band across the middle with white
+    /// strokes in it, as `drawNotice` writes it, then uniform near-black.
+    @Test func theNoticeBandIsFoundAndAUniformPictureDarkOrBrightIsNot() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("notice")).path + ".flv"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let notice = "enable='between(t,1,1.99)'"
+        let strokes = [124, 160, 190].map { "drawbox=x=\($0):y=118:w=20:h=2:color=white:t=fill:\(notice)" }
+        let result = try ProcessRunner.run("ffmpeg", [
+            "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+            "color=c=0xb0b0b0:s=320x240:r=30:d=3,drawbox=x=0:y=0:w=320:h=240:color=0x101010:t=fill:enable='gte(t,2)',"
+                + "drawbox=x=0:y=114:w=320:h=12:color=black:t=fill:\(notice)," + strokes.joined(separator: ","),
+            "-c:v", "libx264", "-bf", "0", "-pix_fmt", "yuv420p", "-f", "flv", path,
+        ])
+        try #require(result.exitCode == 0, "\(result)")
+        let shown = PlaceholderNotice().shown(in: try ReceivedPictures.decode(path, width: 320))
+        #expect(shown.count == 90 && shown.firstIndex(of: true) == 30 && shown.filter { $0 }.count == 30
+                    && shown[30..<60].allSatisfy { $0 }, "\(shown)")
+    }
 }
