@@ -78,7 +78,7 @@ public struct ReceivedPictures: Sendable {
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
         let errorPath = NSTemporaryDirectory() + "received-pictures-\(getpid())-\(UUID().uuidString).err"
-        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errorPath) }
         let output = Pipe()
         process.standardOutput = output
