@@ -30,6 +30,9 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private var statistics = LivePusherStatistics()
     private var recordedMs = 0
     private var captureStarted = false
+    /// The helper process whose session is running: taken when it starts capturing, so that a
+    /// lost session kills that process and never the one the supervisor has started since.
+    private var sessionHelperPid: Int32?
     private var statusShown = false
     private var recordingComplete = DispatchSemaphore(value: 0)
     private var recordingCode: Int32 = 0
@@ -298,6 +301,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     func onScreenCaptureStarted() {
         let supervisor = lock.withLock { () -> HelperSupervisor? in
             captureStarted = true
+            sessionHelperPid = self.supervisor?.processIdentifier
             return self.supervisor
         }
         supervisor?.markCapturing()
@@ -305,7 +309,10 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     }
 
     func onScreenCaptureStopped(reason: Int32) {
-        let (stopping, supervisor) = lock.withLock { (self.stopping, self.supervisor) }
+        let (stopping, supervisor, sessionPid) = lock.withLock { () -> (Bool, HelperSupervisor?, Int32?) in
+            defer { sessionHelperPid = nil }
+            return (self.stopping, self.supervisor, sessionHelperPid)
+        }
         guard !stopping else { return }
         if reason == 0 && supervisor != nil {
             note("the capture helper stopped")
@@ -315,8 +322,10 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         if reason == 1 {
             note("screen capture interrupted; the output goes on with the pause picture until the helper is back")
             // A helper that hung (or broke the protocol) lost its session; if it does not exit
-            // by itself, it is killed so that the supervisor starts a new one.
-            if let supervisor, let pid = supervisor.processIdentifier {
+            // by itself, it is killed so that the supervisor starts a new one. Only the process
+            // whose session it was: a killed helper's session often ends after the supervisor has
+            // already started the next helper, which must be left alone.
+            if let supervisor, let pid = sessionPid, supervisor.processIdentifier == pid {
                 Thread.detachNewThread {
                     Thread.sleep(forTimeInterval: 2)
                     if supervisor.processIdentifier == pid {
