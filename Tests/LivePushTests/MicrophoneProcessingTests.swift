@@ -153,9 +153,15 @@ struct MicrophoneProcessingTests {
         let tail = Array(samples.dropFirst(48000))
         let dominant = AudioAnalysis.dominantFrequencyHz(tail, sampleRateHz: 48000)
         #expect(abs(dominant - 1000) < 2 || abs(dominant - 600) < 2, "\(dominant) Hz")
-        // The tone plays at −15 dBFS; a loaded machine leaves a few holes, which lower it a little.
-        #expect(AudioAnalysis.toneLevelDbfs(tail, frequencyHz: 1000, sampleRateHz: 48000) > -26)
-        #expect(AudioAnalysis.toneLevelDbfs(tail, frequencyHz: 600, sampleRateHz: 48000) > -26, "the music at the sink")
+        // The tone plays at −15 dBFS. Under load the mixer leaves holes (a chunk later than its mix
+        // delay is mixed as silence; docs/testing.md) that pull the level of the whole tail down (to
+        // −26.7 dBFS once in a full run): the median of the 100 ms levels is the level where it plays.
+        let micLevels = AudioAnalysis.toneLevelsDbfs(tail, frequencyHz: 1000, sampleRateHz: 48000)
+        let musicLevels = AudioAnalysis.toneLevelsDbfs(tail, frequencyHz: 600, sampleRateHz: 48000)
+        #expect(try #require(micLevels.median) > -26,
+                "the mic at the sink, 100 ms levels: \(micLevels.windows.map { Int($0) })")
+        #expect(try #require(musicLevels.median) > -26,
+                "the music at the sink, 100 ms levels: \(musicLevels.windows.map { Int($0) })")
         // Measured, and sane: 27 ms here on a quiet machine (the goal is 50 ms); with the cores
         // shared by other builds the test graph itself has delivered the mic 300 ms late.
         #expect(latencies.count >= 2 && latencies.allSatisfy { $0 > 0 && $0 < 1000 }, "\(latencies)")
