@@ -11,8 +11,8 @@ enum LinkBenchmarkHelper {
             .value("size", valueName: "WxH", help: ""), .value("mode", valueName: "MODE", help: ""),
             .value("seconds", valueName: "N", help: ""),
         ]
-        guard let parsed = try? ArgumentParser.parse(arguments, options: options),
-              let group = parsed.value("group"), let size = parsed.value("size"),
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "link-helper")
+        guard let group = parsed.value("group"), let size = parsed.value("size"),
               case let parts = size.split(separator: "x").compactMap({ UInt32($0) }), parts.count == 2
         else {
             Terminal.printError("livepush-bench link-helper: bad arguments")

@@ -17,9 +17,8 @@ enum RecordBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Never {
-        guard let parsed = try? ArgumentParser.parse(arguments, options: options),
-              let painterPath = parsed.value("painter")
-        else {
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "record")
+        guard let painterPath = parsed.value("painter") else {
             Terminal.printError("livepush-bench record: --painter PATH (tools/testclients/x11-paint.c, built) is required")
             Terminal.exit(.usage)
         }

@@ -24,8 +24,8 @@ enum RecordScaleBenchmark {
     }
 
     static func main(_ arguments: [String]) -> Never {
-        guard let parsed = try? ArgumentParser.parse(arguments, options: options), let painterPath = parsed.value("painter")
-        else {
+        let parsed = BenchSupport.parseOrExit(arguments, options: options, command: "record-size")
+        guard let painterPath = parsed.value("painter") else {
             Terminal.printError("livepush-bench record-size: --painter PATH (tools/testclients/x11-paint.c, built) is required")
             Terminal.exit(.usage)
         }
