@@ -14,9 +14,12 @@ extension PushBenchmark {
 
 extension ProcessTree {
     /// The peak resident set of one process since it started (VmHWM of /proc/PID/status), in KiB.
-    static func peakRssKiB(_ pid: Int32) -> Int {
+    static func peakRssKiB(_ pid: Int32) -> Int { statusKiB(pid, "VmHWM") }
+
+    /// One "NAME:  N kB" line of /proc/PID/status (VmRSS, VmHWM, ...), in KiB; 0 for a process gone.
+    static func statusKiB(_ pid: Int32, _ name: String) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 }

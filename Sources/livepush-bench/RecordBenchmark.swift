@@ -115,11 +115,7 @@ enum RecordBenchmark {
         return text.split(separator: " ").compactMap { Int32($0) }
     }
 
-    static func rssKiB(_ pid: Int32) -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
-        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-    }
+    static func rssKiB(_ pid: Int32) -> Int { ProcessTree.statusKiB(pid, "VmRSS") }
 
     static func framesPerSecond(_ path: String) throws -> Double {
         let probe = Process()

@@ -284,9 +284,7 @@ final class Soak {
     /// The pusher's resident memory (KiB) and open descriptors.
     private func usage() -> (rssKiB: Int, fds: Int) {
         guard let pid = livepush?.processIdentifier else { return (0, 0) }
-        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?
-            .split(separator: " ").compactMap { Int($0) }.first ?? 0
+        let rss = ProcessTree.statusKiB(pid, "VmRSS")
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
         return (rss, fds)
     }
