@@ -84,7 +84,8 @@ extension SharedScreen {
             #expect(video.filter(\.isSequenceHeader).count == 1, "one sequence header: \(video.prefix(3))")
 
             // 4. What the late viewer got decodes without an error.
-            #expect(try MediaProbe.decodeErrors(file).isEmpty)
+            let decodeErrors = try MediaProbe.decodeErrors(file)
+            #expect(decodeErrors.isEmpty, "ffmpeg -v error on the late viewer's file: \(decodeErrors)")
             #expect(try MediaProbe.decodedFrameCount(file) >= 30)
         }
     }
