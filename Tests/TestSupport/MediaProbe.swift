@@ -44,8 +44,16 @@ public enum MediaProbe {
 
     /// What ffmpeg reports decoding every stream of `path` to nothing (`-v error`): empty for a
     /// clean file. A file ffmpeg cannot open at all is an error, never an empty report.
+    ///
+    /// `-enc_time_base:v -1` keeps each decoded picture in its input stream's time base (FLV: 1 ms)
+    /// on the way to the null muxer. Without it the pictures go out in 1/fps, and a file whose
+    /// earliest stream starts half a frame off the video's grid (a late viewer's: its audio starts
+    /// before its first keyframe) rounds two pictures 33 and 34 ms apart onto one tick, which the
+    /// muxer reports as "non monotonically increasing dts" every third frame although every picture
+    /// decoded. Decoder errors and video timestamps that really repeat are still reported.
     public static func decodeErrors(_ path: String) throws -> String {
-        let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+        let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-enc_time_base:v", "-1",
+                                                      "-f", "null", "-"])
         guard result.exitCode == 0 else { throw Failed(result: result) }
         return result.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
     }
