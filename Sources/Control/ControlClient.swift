@@ -29,6 +29,15 @@ public final class ControlClient {
         reader = LineReader(fd: fd, maxBytes: 16 * 1024 * 1024)
     }
 
+    /// Connects to the control socket at `path` (`livepush ctl --socket PATH`: a caller without the
+    /// broadcast's environment, such as nginx-rtmp's `exec_play`, which clears XDG_RUNTIME_DIR).
+    public init(path: String) throws(ControlError) {
+        name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        self.path = path
+        fd = try ControlSocket.connect(path: path)
+        reader = LineReader(fd: fd, maxBytes: 16 * 1024 * 1024)
+    }
+
     deinit { close(fd) }
 
     /// Sends `command` with `args` and returns the answer line.

@@ -25,6 +25,8 @@ public enum ControlCommand: Equatable, Sendable {
     case snapshot(path: String)
     /// An SEI message in the video (issue 16): the text, in how many frames, after how long, keyframes only.
     case sei(text: String, repeatCount: Int, delayMs: Int, keyFrameOnly: Bool)
+    /// A keyframe now, for a viewer who joined (issue 22), and optionally another one `followUpMs` later.
+    case keyframe(followUpMs: Int?)
 
     /// Every verb with its arguments, for help texts and error messages.
     public static let verbs: [(verb: String, arguments: String, help: String)] = [
@@ -47,6 +49,9 @@ public enum ControlCommand: Equatable, Sendable {
         ("snapshot", "FILE", "Write the next picture viewers get (watermarks and placeholders included) to FILE as a PNG."),
         ("sei", "TEXT [--repeat N] [--delay MS] [--keyframe-only]",
          "Insert TEXT into the video as an SEI message, in N frames (default 1; keyframes with --keyframe-only) after MS ms (default 0)."),
+        ("keyframe", "[--follow-up MS]",
+         "Make the next picture a keyframe, for a viewer who just joined (at most one a second; none after a recent "
+             + "one); with --follow-up, another one MS ms later (100 to 10000)."),
     ]
 
     /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
@@ -150,6 +155,16 @@ public enum ControlCommand: Equatable, Sendable {
             guard path.hasSuffix(".png") else { throw .invalidValue(command: verb, value: path, reason: "the file name must end in .png") }
             return .snapshot(path: path)
         case "sei": return try parseSEI(args)
+        case "keyframe":
+            guard !args.isEmpty else { return .keyframe(followUpMs: nil) }
+            guard args[0] == "--follow-up" else {
+                throw .invalidValue(command: verb, value: args[0], reason: "use: keyframe [--follow-up MS]")
+            }
+            guard args.count == 2 else {
+                if args.count < 2 { throw .missingValue(command: verb, expected: "--follow-up MS") }
+                throw .invalidValue(command: verb, value: args[2], reason: "use: keyframe [--follow-up MS]")
+            }
+            return .keyframe(followUpMs: try number(args[1], 100...10000, "ms"))
         default: throw .unknownCommand(verb, known: verbNames)
         }
     }
@@ -173,6 +188,7 @@ public enum ControlCommand: Equatable, Sendable {
         case .watermark: "watermark"
         case .snapshot: "snapshot"
         case .sei: "sei"
+        case .keyframe: "keyframe"
         }
     }
 
@@ -190,6 +206,7 @@ public enum ControlCommand: Equatable, Sendable {
         case .snapshot(let path): [path]
         case .sei(let text, let repeatCount, let delayMs, let keyFrameOnly):
             [text, "--repeat", String(repeatCount), "--delay", String(delayMs)] + (keyFrameOnly ? ["--keyframe-only"] : [])
+        case .keyframe(let followUpMs): followUpMs.map { ["--follow-up", String($0)] } ?? []
         }
     }
 

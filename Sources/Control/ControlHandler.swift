@@ -101,6 +101,10 @@ public final class ControlHandler: @unchecked Sendable {
                     ?? "the broadcast has no video yet (screen capture is not running)"
                 return .failure(.refused(command: command.verb, reason: reason))
             }
+        case .keyframe(let followUpMs):
+            let result = pusher.requestKeyframe(followUpMs: followUpMs)
+            guard result != .noVideo else { return .failure(.refused(command: command.verb, reason: result.explanation)) }
+            extra = ["keyframe": ["forced": result.isForced, "reason": result.explanation]]
         }
         if command != .status && command != .events {
             hub?.emit("control", ["command": command.verb, "args": command.arguments])

@@ -23,7 +23,7 @@ public enum ControlJSON {
             "delayMs": figures.delayMs, "jitterMs": figures.jitterMs, "queueMs": figures.queueMs,
             "bytesSent": figures.bytesSent, "micLevel": figures.micLevel, "desktopLevel": figures.desktopLevel,
             "videoProcessMs": figures.videoProcessMs, "sourceWidth": figures.sourceWidth,
-            "sourceHeight": figures.sourceHeight,
+            "sourceHeight": figures.sourceHeight, "keyframesForced": figures.keyframesForced,
         ]
     }
 

@@ -53,6 +53,7 @@ struct EventLineWriter {
         int("framesSkipped", figures.framesSkipped)
         int("height", figures.height)
         int("jitterMs", figures.jitterMs)
+        int("keyframesForced", figures.keyframesForced)
         int("micLevel", figures.micLevel)
         unsigned("monotonicNs", stamp.monotonicNs)
         bool("paused", paused)

@@ -476,6 +476,7 @@ public final class LivePusher: @unchecked Sendable {
         figures.audioChannels = audioPipeline?.settings.channels ?? 0
         figures.framesRepeated = counters.repeated
         figures.framesSkipped = counters.skipped
+        figures.keyframesForced = pipeline.keyframeRequests.forcedCount
         figures.recordingBytes = recording?.bytesWritten ?? 0
         figures.delayMs = outputs.map(\.delayMs).max() ?? 0
         figures.jitterMs = outputs.map(\.jitterMs).max() ?? 0

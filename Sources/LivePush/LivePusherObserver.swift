@@ -145,6 +145,8 @@ public struct LivePusherStatistics: Equatable, Sendable {
     /// and a helper that scales (LPC_CAP_SCALE) it follows the encoded size down and up.
     public var sourceWidth: Int = 0
     public var sourceHeight: Int = 0
+    /// Keyframes forced on request since the start (`requestKeyframe`: viewers joining).
+    public var keyframesForced: Int = 0
     public init() {}
 }
 

@@ -68,6 +68,8 @@ final class VideoPipeline: @unchecked Sendable {
     /// Pictures the application sends itself (`LivePusher.sendVideoFrame`): a second frame source,
     /// taken before the helper's when it has a new one.
     let external = ExternalFrameSource()
+    /// Keyframes asked for from outside (a viewer joined: `LivePusher.requestKeyframe`).
+    let keyframeRequests = KeyframeRequests()
     /// The encoder's packets of one frame, and the sinks they go to: reused (no allocation per frame).
     private var packets: [EncodedVideoPacket] = []
     private var sinkList: [EncodedMediaSink] = []
@@ -233,7 +235,8 @@ final class VideoPipeline: @unchecked Sendable {
             if !fresh { state.withLock { $0.framesRepeated += 1 } }
             let composed = compositor.compose(ptsMs: Int64(tick) * 1000 / Int64(settings.fps))
             // Back to the screen, or to another picture: start it on a keyframe.
-            if composed.startsNewPicture { state.withLock { $0.keyframeRequested = true } }
+            let asked = keyframeRequests.takeDue(nowNs: MonotonicClock.nowNs())  // a viewer joined
+            if composed.startsNewPicture || asked { state.withLock { $0.keyframeRequested = true } }
             let (forceKeyframe, newBitrateKbps) = state.withLock { state -> (Bool, Int?) in
                 defer {
                     state.keyframeRequested = false
@@ -368,6 +371,7 @@ final class VideoPipeline: @unchecked Sendable {
             for sink in state.sinks.values { sinks.append(sink) }
         }
         for packet in packets {
+            if packet.isKeyframe { keyframeRequests.keyframeEncoded(nowNs: MonotonicClock.nowNs()) }
             let ptsMs = packet.pts * 1000 / Int64(settings.fps)
             for sink in sinks { sink.receive(packet, ptsMs: ptsMs) }
         }

@@ -5,12 +5,16 @@ import Foundation
 /// `livepush ctl [NAME] COMMAND [VALUES]`: sends one command to a running broadcast's control
 /// socket and prints the JSON answer (docs/control.md); `livepush ctl` lists the broadcasts.
 enum ControlCommandLine {
-    static let options: [OptionSpec] = [.flag("help", short: "h", help: "Show this help.")]
+    static let options: [OptionSpec] = [
+        .flag("help", short: "h", help: "Show this help."),
+        .value("socket", valueName: "PATH", help: "The control socket itself, instead of a NAME (for a caller "
+            + "without the broadcast's XDG_RUNTIME_DIR, e.g. nginx-rtmp's exec_play; give it first)."),
+    ]
 
     static let spec = CommandSpec(
         name: "ctl",
         summary: "Steer a running broadcast: status, pause, mute, bitrate, add/remove destinations, events.",
-        synopsis: ["livepush ctl [NAME] COMMAND [VALUES]", "livepush ctl"],
+        synopsis: ["livepush ctl [NAME] COMMAND [VALUES]", "livepush ctl --socket PATH COMMAND [VALUES]", "livepush ctl"],
         description: """
             Steers a running 'livepush screen|push|record' through its control socket
             ($XDG_RUNTIME_DIR/livepush/NAME.control) and prints the JSON answer (docs/control.md). NAME is
@@ -25,7 +29,9 @@ enum ControlCommandLine {
         sections: [OptionSection("Options", options)],
         arguments: .choices(ControlCommand.verbs.map(\.verb)),
         examples: [Example("livepush ctl pause", "Shows the pause picture on the only broadcast running; ctl resume ends it."),
-                   Example("livepush ctl desk bitrate 2500", "Sets the target bitrate of the broadcast named desk.")])
+                   Example("livepush ctl desk bitrate 2500", "Sets the target bitrate of the broadcast named desk."),
+                   Example("livepush ctl --socket /run/user/1000/livepush/desk.control keyframe",
+                           "A keyframe now, for a viewer who joined (nginx-rtmp: exec_play, docs/guide.md).")])
 
     static var usage: String { spec.help }
 
@@ -34,10 +40,24 @@ enum ControlCommandLine {
             print(usage)
             Terminal.exit(.success)
         }
+        var arguments = arguments
+        var socketPath: String?
+        if arguments.first == "--socket" {
+            guard arguments.count >= 2 else {
+                Terminal.printError("livepush ctl: --socket needs the control socket's PATH\n\(usage)")
+                Terminal.exit(.usage)
+            }
+            socketPath = arguments[1]
+            arguments.removeFirst(2)
+            guard !arguments.isEmpty else {
+                Terminal.printError("livepush ctl: --socket \(socketPath ?? ""): no command given\n\(usage)")
+                Terminal.exit(.usage)
+            }
+        }
         guard let first = arguments.first else { list() }
         let known = Set(ControlCommand.verbs.map(\.verb))
-        let name = known.contains(first) ? nil : first
-        var words = known.contains(first) ? arguments : Array(arguments.dropFirst())
+        let name = known.contains(first) || socketPath != nil ? nil : first
+        var words = known.contains(first) || socketPath != nil ? arguments : Array(arguments.dropFirst())
         guard !words.isEmpty else {
             // One word that is no verb: a broadcast's name without a command, or a mistyped verb.
             guard ControlSocket.runningNames().contains(first) else {
@@ -67,7 +87,7 @@ enum ControlCommandLine {
         let client: ControlClient
         let answer: String
         do throws(ControlError) {
-            client = try ControlClient(name: name)
+            if let socketPath { client = try ControlClient(path: socketPath) } else { client = try ControlClient(name: name) }
             answer = try client.send(command: command.verb, args: words.count > 1 ? Array(words.dropFirst()) : [])
         } catch {
             fail(error, exit: .failure)

@@ -36,25 +36,7 @@ extension SharedScreen {
 
             let file = FileManager.default.temporaryDirectory.appendingPathComponent(key + ".flv").path
             defer { try? FileManager.default.removeItem(atPath: file) }
-            let viewer = try ProcessRunner.start(try ProcessRunner.which("rtmpdump"), ["-q", "-v", "-r", url, "-o", file])
-            // Until a second of pictures has arrived after the first one (or 20 s).
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline && viewer.isRunning {
-                let pictures = ((try? FLVTagReader.tags(file)) ?? []).filter(\.isVideoPicture)
-                if pictures.count >= 30 { break }
-                Thread.sleep(forTimeInterval: 0.2)
-            }
-            // rtmpdump finishes a live stream slowly after SIGINT (over a minute here); what it wrote
-            // so far is in the file, and a tag cut off at the end is left out by the reader.
-            kill(viewer.processIdentifier, SIGKILL)
-            _ = viewer.finish(timedOut: false)
-            var tags = try FLVTagReader.tags(file)
-            try #require(tags.filter(\.isVideoPicture).count >= 30, "the late viewer got \(tags.count) tags")
-            // The complete tags only (the kill may have cut the last one), for the decoder below.
-            let bytes = [UInt8](try #require(FileManager.default.contents(atPath: file)))
-            let last = try #require(tags.last)
-            try Data(bytes[0..<last.dataOffset + last.dataBytes + 4]).write(to: URL(fileURLWithPath: file))
-            tags = try FLVTagReader.tags(file)
+            let (tags, bytes) = try LateViewer.record(url, into: file)
 
             // 1. The metadata comes first, with what a player needs to set itself up without probing.
             let first = try #require(tags.first)

@@ -80,6 +80,19 @@ public enum TestEnvironment {
         try value("LIVEPUSH_TEST_RTMP_URL", of: .rtmp) + "/live/" + key
     }
 
+    /// `rtmp://127.0.0.1:PORT/live-kf/<key>`: the live app with nginx-rtmp's `exec_play`, which runs
+    /// the hook `setOnPlayHook(key:command:)` wrote for `key` whenever a player joins.
+    public static func keyframeOnJoinURL(key: String) throws -> String {
+        try value("LIVEPUSH_TEST_RTMP_KEYFRAME_URL", of: .rtmp) + "/" + key
+    }
+
+    /// Writes the shell command nginx runs (as `sh`, with nginx's empty environment: absolute paths)
+    /// when a player joins `keyframeOnJoinURL(key:)`; its output goes to the testenv's logs/on-play.log.
+    public static func setOnPlayHook(key: String, command: String) throws {
+        let directory = try value("LIVEPUSH_TEST_ON_PLAY_DIR", of: .rtmp)
+        try (command + "\n").write(toFile: directory + "/" + key + ".sh", atomically: true, encoding: .utf8)
+    }
+
     /// `rtmp://127.0.0.1:PORT/record/<key>`: nginx also writes what it receives to `recordedFile(key:)`.
     public static func recordURL(key: String) throws -> String {
         try value("LIVEPUSH_TEST_RTMP_URL", of: .rtmp) + "/record/" + key
