@@ -121,6 +121,7 @@ enum PushBenchmark {
                     median(all.map(\.latencyP95Ms)), median(all.map(\.pssMiB)))
                     + JoinTime.field(all) + pusherRssField(name, all))
             }
+            if names.contains("e2e") { try JoinKeyframe.run(display: display, runs: runs, logs: logs) }
             if let ours = results["e2e"], let ffmpeg = results["ffmpeg"], let gstreamer = results["gstreamer"] {
                 print(String(format: "push ratios cpu_vs_ffmpeg=%.2f latency_p50_vs_gstreamer=%.2f",
                              median(ours.map(\.cpuPct)) / median(ffmpeg.map(\.cpuPct)),
