@@ -94,6 +94,9 @@ extension SharedScreen {
             #expect(first.result.exitCode == 0, "\(first.result)")
             let firstResult = try #require(first.answer?["result"] as? [String: Any])
             #expect((firstResult["keyframe"] as? [String: Any])?["forced"] as? Bool == true, "\(firstResult)")
+            // let it run: 0.1 s, so that the keyframe just forced is past the 40 ms in which a request
+            // counts it as recent (then the answer is "none forced now"), and well within the second.
+            Thread.sleep(forTimeInterval: 0.1)
             let second = try broadcast.ctl(["keyframe"])
             #expect(second.result.exitCode == 0, "not an error: \(second.result)")
             let keyframe = try #require((second.answer?["result"] as? [String: Any])?["keyframe"] as? [String: Any])
