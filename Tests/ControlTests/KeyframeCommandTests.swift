@@ -1,4 +1,5 @@
 import Control
+import LivePush
 import Testing
 
 /// `livepush ctl NAME keyframe [--follow-up MS]` (issue 22: a keyframe when a viewer joins).
@@ -23,5 +24,13 @@ import Testing
                                                   reason: "use: keyframe [--follow-up MS]")) {
             try ControlCommand.parse(["keyframe", "now"])
         }
+    }
+
+    @Test func aBroadcastWithoutVideoRefusesSayingWhy() throws {
+        let handler = ControlHandler(pusher: try LivePusher(config: LivePushConfig()), hub: nil)
+        let answer = handler.answer(requestLine: #"{"command":"keyframe"}"#).answer
+        #expect(answer.contains(#""code":-1504"#), "\(answer)")
+        #expect(answer.contains("'keyframe' refused: the broadcast has no video yet (screen capture is not running)"),
+                "\(answer)")
     }
 }
