@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct lazy_library *library_for(CLazyLibraries_library id) {
@@ -16,7 +17,7 @@ static struct lazy_library *library_for(CLazyLibraries_library id) {
     return NULL;
 }
 
-/// pthread_once has no argument: one trampoline per library.
+/// Opens the library's files and resolves every symbol; sets `loaded`, or `error` with the first failure.
 static void load(struct lazy_library *library) {
     void *handles[3] = {NULL, NULL, NULL};
     for (size_t index = 0; index < 3 && library->files[index]; index++) {
@@ -48,6 +49,7 @@ static void load(struct lazy_library *library) {
     __atomic_store_n(&library->loaded, 1, __ATOMIC_RELEASE);
 }
 
+// pthread_once takes no argument: one trampoline per library.
 static void load_avformat(void) { load(&CLazyLibraries_avformat_library); }
 static void load_swscale(void) { load(&CLazyLibraries_swscale_library); }
 static void load_srt(void) { load(&CLazyLibraries_srt_library); }
@@ -92,4 +94,14 @@ int CLazyLibraries_is_loaded(CLazyLibraries_library id) {
 const char *CLazyLibraries_file_name(CLazyLibraries_library id) {
     struct lazy_library *library = library_for(id);
     return library ? library->files[0] : "?";
+}
+
+char *CLazyLibraries_probe(const char *file, const char *package, const char *symbol) {
+    void *address = NULL;
+    const struct lazy_symbol symbols[] = {{symbol, &address}};
+    struct lazy_library library = {
+        .files = {file}, .package = package, .symbols = symbols, .symbol_count = 1, .once = PTHREAD_ONCE_INIT,
+    };
+    load(&library);
+    return library.loaded ? NULL : strdup(library.error);
 }

@@ -30,6 +30,11 @@ const char *CLazyLibraries_check(CLazyLibraries_library library);
 /// 1 when `library` has been loaded by this process (by a call or a check), else 0. No loading.
 int CLazyLibraries_is_loaded(CLazyLibraries_library library);
 
+/// What loading `symbol` from `file` says, with the same loader and wording as the libraries above (for
+/// tests of the messages): NULL when it loads, else a message to free() naming the file or the symbol and
+/// `package`. The file stays loaded when it could be.
+char *CLazyLibraries_probe(const char *file, const char *package, const char *symbol);
+
 /// The library's file name (`libavformat.so.59`), for messages.
 const char *CLazyLibraries_file_name(CLazyLibraries_library library);
 #endif
