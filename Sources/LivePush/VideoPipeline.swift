@@ -288,10 +288,6 @@ final class VideoPipeline: @unchecked Sendable {
         arrivalsTaken = arrivals
     }
 
-    /// EXPERIMENT (issue 22 item 1): the ring slot converted in bands of this many bytes, each dropped once read.
-    private static let ringBandBytes = (ProcessInfo.processInfo.environment["LIVEPUSH_RING_BAND_KIB"]
-        .flatMap { Int($0) } ?? 0) * 1024
-
     /// Converts the newest helper frame into the output picture; false when there was none new.
     private func takeNewestFrame() -> Bool {
         if let converted = external.convertNewest(using: converter, into: compositor.screen) { return converted }
@@ -318,7 +314,7 @@ final class VideoPipeline: @unchecked Sendable {
             try frame.withPlanes { planes in
                 try converter.convert(SourcePicture(format: format, width: info.width, height: info.height,
                                                     planes: planes, strides: info.strides),
-                                      into: compositor.screen, dropBandBytes: Self.ringBandBytes)
+                                      into: compositor.screen)
             }
         } catch {
             return false

@@ -1,5 +1,4 @@
 import CYUV
-import Glibc
 
 /// How a source picture of another shape fills the output frame.
 public enum ScaleMode: String, Sendable, CaseIterable {
@@ -74,14 +73,7 @@ public final class FrameConverter {
     /// ABGRToI420 (RGB), or BT.709 to ARGB and then ARGBToI420 (NV12, I420), straight into the
     /// frame when the sizes match, else into a reused intermediate picture that I420Scale
     /// (bilinear) scales into place.
-    ///
-    /// `dropBandBytes` > 0 (for a picture in a shared file mapping only, such as the Capture Link ring,
-    /// whose pixels stay in the file): an RGB picture converted at its own size is converted in bands of
-    /// about that many bytes, and the whole pages of each band are dropped from this process's page
-    /// tables (`madvise(MADV_DONTNEED)`) once read, so that at most a band of the source is resident.
-    public func convert(_ picture: SourcePicture, into output: VideoFrame, dropBandBytes: Int = 0)
-        throws(PixelConversionError)
-    {
+    public func convert(_ picture: SourcePicture, into output: VideoFrame) throws(PixelConversionError) {
         try picture.validate()
         let (area, destination) = Self.layout(sourceWidth: picture.width, sourceHeight: picture.height,
                                               outputWidth: output.width, outputHeight: output.height, mode: scaleMode)
@@ -99,11 +91,7 @@ public final class FrameConverter {
             v: v.data + destination.y / 2 * Int(v.stride) + destination.x / 2, vStride: v.stride,
             width: destination.width, height: destination.height)
         if area.width == destination.width && area.height == destination.height {
-            if dropBandBytes > 0, picture.format == .bgrx || picture.format == .rgbx {
-                try toI420InBands(picture, area: area, into: target, bandBytes: dropBandBytes)
-            } else {
-                try toI420(picture, area: area, into: target)
-            }
+            try toI420(picture, area: area, into: target)
             return
         }
         // Convert at the source size (even), then scale the planes into place.
@@ -169,32 +157,6 @@ public final class FrameConverter {
             return
         }
         if result != 0 { throw .libyuvFailed(function: function, result: result) }
-    }
-
-    /// `toI420` of an RGB picture band by band, each band's whole pages dropped from the page tables once read.
-    private func toI420InBands(_ picture: SourcePicture, area: ScreenArea, into target: I420Target, bandBytes: Int)
-        throws(PixelConversionError)
-    {
-        let stride = picture.strides[0]
-        let bandRows = max(2, (bandBytes / max(stride, 1)) & ~1)
-        let pageBytes = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let first = picture.base(0) + area.y * stride
-        var droppedUpTo = (Int(bitPattern: first) + pageBytes - 1) / pageBytes * pageBytes
-        var row = 0
-        while row < area.height {
-            let rows = min(bandRows, area.height - row)
-            try toI420(picture, area: ScreenArea(x: area.x, y: area.y + row, width: area.width, height: rows),
-                       into: I420Target(y: target.y + row * Int(target.yStride), yStride: target.yStride,
-                                        u: target.u + row / 2 * Int(target.uStride), uStride: target.uStride,
-                                        v: target.v + row / 2 * Int(target.vStride), vStride: target.vStride,
-                                        width: target.width, height: rows))
-            row += rows
-            let readUpTo = Int(bitPattern: first + row * stride) / pageBytes * pageBytes
-            if readUpTo > droppedUpTo {
-                _ = madvise(UnsafeMutableRawPointer(bitPattern: droppedUpTo), readUpTo - droppedUpTo, MADV_DONTNEED)
-                droppedUpTo = readUpTo
-            }
-        }
     }
 
     /// The reused ARGB picture, grown when a larger source comes (not per frame).
