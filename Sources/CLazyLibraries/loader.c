@@ -36,7 +36,9 @@ static void load(struct lazy_library *library) {
         const struct lazy_symbol *symbol = index < library->symbol_count
             ? &library->symbols[index] : &library->more_symbols[index - library->symbol_count];
         void *address = NULL;
-        for (size_t file = 0; file < 3 && handles[file] && !address; file++) address = dlsym(handles[file], symbol->name);
+        for (size_t file = 0; file < 3 && handles[file] && !address; file++) {
+            address = dlsym(handles[file], symbol->name);
+        }
         if (!address) {
             snprintf(library->error_text, sizeof library->error_text,
                      "%s has no function %s (a different version?); install the Debian package %s",
@@ -71,7 +73,9 @@ int lazy_ready(struct lazy_library *library) {
     if (__atomic_load_n(&library->loaded, __ATOMIC_ACQUIRE)) return 1;
     pthread_once(&library->once, loader_for(library->id));
     if (__atomic_load_n(&library->loaded, __ATOMIC_ACQUIRE)) return 1;
-    if (!__atomic_exchange_n(&library->reported, 1, __ATOMIC_RELAXED)) fprintf(stderr, "livepush: %s\n", library->error);
+    if (!__atomic_exchange_n(&library->reported, 1, __ATOMIC_RELAXED)) {
+        fprintf(stderr, "livepush: %s\n", library->error);
+    }
     return 0;
 }
 

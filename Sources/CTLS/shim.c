@@ -109,7 +109,7 @@ CTLS_session *CTLS_connect(int fd, const char *host, const char *ca_file, CTLS_r
     *result = CTLS_HANDSHAKE_FAILED;
     const char *missing = CLazyLibraries_check(CLazyLibraries_openssl);  // loaded on first use
     if (missing) {
-        snprintf(detail, detail_size, "RTMPS needs %s", missing);
+        snprintf(detail, detail_size, "RTMPS is not available: %s", missing);
         return NULL;
     }
     ERR_clear_error();

@@ -117,7 +117,8 @@ public final class HTTPServer: @unchecked Sendable {
         self.address = address
         self.handler = handler
         if let missing = CMicroHTTPD_library_missing() {
-            throw .cannotStart(address: address, port: port, reason: "the HTTP server needs \(String(cString: missing))")
+            throw .cannotStart(address: address, port: port,
+                               reason: "the HTTP server is not available: \(String(cString: missing))")
         }
         var started: OpaquePointer?
         // The daemon keeps an unretained pointer to self: `stop` (or deinit) ends it first.

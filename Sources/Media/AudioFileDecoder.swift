@@ -39,7 +39,7 @@ public final class AudioFileDecoder {
         var index: Int32 = -1
         var name = ""
         do throws(MediaError) {
-            try requireLibrary(CLazyLibraries_avformat, for: "an audio file")
+            try requireLibrary(CLazyLibraries_avformat, for: "audio files are")
             try ffmpegCall("open '\(path)'") { avformat_open_input(&format, path, nil, nil) }
             try ffmpegCall("read the streams of '\(path)'") { avformat_find_stream_info(format, nil) }
             var decoder: UnsafePointer<AVCodec>?

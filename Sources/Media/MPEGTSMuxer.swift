@@ -42,7 +42,7 @@ public final class MPEGTSMuxer {
     public init(streams: MuxerStreamParameters, output: @escaping (UnsafeRawBufferPointer) -> Bool) throws(MediaError)
     {
         sink = TSChunkSink(output)
-        try requireLibrary(CLazyLibraries_avformat, for: "MPEG-TS (SRT)")
+        try requireLibrary(CLazyLibraries_avformat, for: "SRT's MPEG-TS is")
         var context: UnsafeMutablePointer<AVFormatContext>?
         try ffmpegCall("avformat_alloc_output_context2(mpegts)") {
             avformat_alloc_output_context2(&context, nil, "mpegts", nil)

@@ -45,10 +45,10 @@ func receiveEncodedPackets(_ context: UnsafeMutablePointer<AVCodecContext>, _ pa
 }
 
 /// Throws `.libraryMissing` unless `library` (libavformat or libswscale, loaded on first use) and every
-/// function Media calls in it could be loaded; `feature` says what needed it.
+/// function Media calls in it could be loaded; `feature` says what needed it ("recordings are").
 func requireLibrary(_ library: CLazyLibraries_library, for feature: String) throws(MediaError) {
     if let message = CLazyLibraries_check(library) {
-        throw .libraryMissing("\(feature) needs \(String(cString: message))")
+        throw .libraryMissing("\(feature) not available: \(String(cString: message))")
     }
 }
 

@@ -56,7 +56,7 @@ public final class RecordingWriter {
         }
         self.path = path
         self.container = container
-        try requireLibrary(CLazyLibraries_avformat, for: "a recording")
+        try requireLibrary(CLazyLibraries_avformat, for: "recordings are")
         var context: UnsafeMutablePointer<AVFormatContext>?
         try ffmpegCall("avformat_alloc_output_context2") {
             avformat_alloc_output_context2(&context, nil, container.muxerName, path)

@@ -20,8 +20,8 @@ public struct StillImage: Sendable {
         -> (width: Int, height: Int, pixels: [UInt8])
     {
         MediaLogging.quietLibraries()
-        try requireLibrary(CLazyLibraries_avformat, for: "a picture file")
-        try requireLibrary(CLazyLibraries_swscale, for: "a picture file")
+        try requireLibrary(CLazyLibraries_avformat, for: "picture files are")
+        try requireLibrary(CLazyLibraries_swscale, for: "picture files are")
         var format: UnsafeMutablePointer<AVFormatContext>?
         try ffmpegCall("avformat_open_input(\(path))") { avformat_open_input(&format, path, nil, nil) }
         defer { avformat_close_input(&format) }

@@ -61,7 +61,9 @@ public final class SRTCaller {
     /// Connects within `timeoutMs`; `sendBufferBytes` sizes libsrt's send buffer.
     public init(url: SRTURL, timeoutMs: Int = 5000, sendBufferBytes: Int? = nil) throws(SRTError) {
         self.url = url
-        if let srtMissing { throw SRTError(kind: .setupFailed, description: "SRT needs \(srtMissing)") }
+        if let srtMissing {
+            throw SRTError(kind: .setupFailed, description: "SRT is not available: \(srtMissing)")
+        }
         guard srtStarted else { throw SRTError(kind: .setupFailed, description: "srt_startup failed") }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC

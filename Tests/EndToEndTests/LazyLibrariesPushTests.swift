@@ -57,7 +57,8 @@ extension SharedScreen {
             #expect(try MediaProbe.decodeErrors(received).isEmpty)
             #expect(try MediaProbe.decodedFrameCount(received) >= 60)
 
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("lazy") + ".mkv").path
+            let file = FileManager.default.temporaryDirectory
+                .appendingPathComponent(UniqueName.make("lazy") + ".mkv").path
             defer { try? FileManager.default.removeItem(atPath: file) }
             let recording = try push(key: UniqueName.make("lazyrec"), ["--record", file])
             #expect(recording.contains { $0.hasPrefix("libavformat.so.59") }, "--record loaded libavformat")

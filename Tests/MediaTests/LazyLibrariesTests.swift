@@ -34,7 +34,8 @@ struct LazyLibrariesTests {
         let raw = try #require(CLazyLibraries_probe("libswscale.so.6", "libswscale6", "sws_no_such_function"))
         defer { free(raw) }
         #expect(String(cString: raw)
-            == "libswscale.so.6 has no function sws_no_such_function (a different version?); install the Debian package libswscale6")
+            == "libswscale.so.6 has no function sws_no_such_function (a different version?); "
+            + "install the Debian package libswscale6")
         #expect(CLazyLibraries_probe("libswscale.so.6", "libswscale6", "sws_scale") == nil)
     }
 }
