@@ -38,9 +38,10 @@ let package = Package(
             name: "CDBus", pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]),
 
-        // SRT output (issue 13): libsrt, the GnuTLS flavour (ffmpeg's libavformat links it already).
+        // SRT output (issue 13): libsrt, the GnuTLS flavour (ffmpeg's libavformat links it already). Headers
+        // only: the library is loaded on first use by CLazyLibraries (no pkgConfig, whose flags would link it).
         .systemLibrary(
-            name: "CSRT", pkgConfig: "srt",
+            name: "CSRT",
             providers: [.apt(["libsrt-gnutls-dev"])]),
         // Sound: the microphone's noise suppression and automatic gain (issue 17).
         .systemLibrary(
@@ -52,11 +53,12 @@ let package = Package(
         .target(
             name: "CLinuxShim",
             cSettings: [.define("_GNU_SOURCE")]),
+        // libavformat, libswscale, libsrt, OpenSSL and libmicrohttpd, loaded with dlopen when a feature first
+        // calls them (issue 22): the functions LivePush calls, forwarded; no executable links those libraries.
+        .target(name: "CLazyLibraries"),
         // RTMPS: a TLS client over a socket with OpenSSL's libssl (issue 13); OpenSSL's types stay in
-        // its shim.c, Swift sees an opaque session.
-        .target(
-            name: "CTLS",
-            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
+        // its shim.c, Swift sees an opaque session. OpenSSL itself comes through CLazyLibraries.
+        .target(name: "CTLS", dependencies: ["CLazyLibraries"]),
 
         // MARK: Swift modules, one job each.
 
@@ -68,9 +70,9 @@ let package = Package(
         // Byte-stream transports under the RTMP client: TCP and TLS (issue 13).
         .target(name: "Transport", dependencies: ["CTLS"]),
         .target(name: "RTMP", dependencies: ["FLV", "Transport"]),
-        .target(name: "Media", dependencies: ["CFFmpeg", "CYUV"]),
+        .target(name: "Media", dependencies: ["CFFmpeg", "CYUV", "CLazyLibraries"]),
         // SRT caller connections and their statistics (issue 13).
-        .target(name: "SRT", dependencies: ["CSRT"]),
+        .target(name: "SRT", dependencies: ["CSRT", "CLazyLibraries"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CXCBRender", "CYUV", "CLinuxShim"]),
         // One PipeWire connection (loop, context, core, registry, errors) for every user (issue 17).
         .target(name: "PipeWireCore", dependencies: ["CPipeWire"]),
@@ -86,8 +88,9 @@ let package = Package(
 
         // Steering and watching a broadcast: control socket, JSON events (issue 14).
         .target(name: "Control", dependencies: ["LivePush", "CaptureLink", "CLinuxShim", "RTMP"]),
-        // libmicrohttpd (Debian's libmicrohttpd-dev): shims for its variadic start and its macros.
-        .target(name: "CMicroHTTPD", linkerSettings: [.linkedLibrary("microhttpd")]),
+        // libmicrohttpd (Debian's libmicrohttpd-dev): shims for its variadic start and its macros; the library
+        // itself comes through CLazyLibraries.
+        .target(name: "CMicroHTTPD", dependencies: ["CLazyLibraries"]),
         // The dashboard's HTTP server; libmicrohttpd's types stay inside.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // The live dashboard (page and Chart.js served from disk) and the session report.

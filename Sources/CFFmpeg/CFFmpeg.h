@@ -1,5 +1,7 @@
 // FFmpeg's libraries as Debian ships them (5.1 on Debian 12): encoders (libavcodec),
-// containers (libavformat), scaling (libswscale) and resampling (libswresample).
+// containers (libavformat), scaling (libswscale) and resampling (libswresample). The module map links
+// libavcodec, libavutil and libswresample only: libavformat and libswscale are loaded on first use by
+// CLazyLibraries (issue 22), which defines the functions LivePush calls from them.
 #ifndef LIVEPUSH_CFFMPEG_H
 #define LIVEPUSH_CFFMPEG_H
 #include <libavcodec/avcodec.h>

@@ -1,5 +1,7 @@
 #include "CMicroHTTPD.h"
 
+#include <CLazyLibraries.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -31,3 +33,5 @@ uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon) {
 uint64_t CMicroHTTPD_size_unknown(void) { return MHD_SIZE_UNKNOWN; }
 
 ssize_t CMicroHTTPD_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+
+const char *CMicroHTTPD_library_missing(void) { return CLazyLibraries_check(CLazyLibraries_microhttpd); }

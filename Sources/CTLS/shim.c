@@ -1,6 +1,8 @@
 // CTLS: OpenSSL client sessions; see include/CTLS.h for why this shim exists.
 #include "CTLS.h"
 
+#include <CLazyLibraries.h>
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <openssl/err.h>
@@ -105,6 +107,11 @@ CTLS_session *CTLS_connect(int fd, const char *host, const char *ca_file, CTLS_r
                            char *detail, size_t detail_size) {
     char text[256];
     *result = CTLS_HANDSHAKE_FAILED;
+    const char *missing = CLazyLibraries_check(CLazyLibraries_openssl);  // loaded on first use
+    if (missing) {
+        snprintf(detail, detail_size, "RTMPS is not available: %s", missing);
+        return NULL;
+    }
     ERR_clear_error();
     SSL_CTX *context = SSL_CTX_new(TLS_client_method());
     if (!context) {

@@ -116,6 +116,10 @@ public final class HTTPServer: @unchecked Sendable {
     {
         self.address = address
         self.handler = handler
+        if let missing = CMicroHTTPD_library_missing() {
+            throw .cannotStart(address: address, port: port,
+                               reason: "the HTTP server is not available: \(String(cString: missing))")
+        }
         var started: OpaquePointer?
         // The daemon keeps an unretained pointer to self: `stop` (or deinit) ends it first.
         let context = UnsafeMutableRawPointer(Unmanaged<HTTPBox>.passRetained(HTTPBox()).toOpaque())

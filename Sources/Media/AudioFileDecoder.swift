@@ -1,4 +1,5 @@
 import CFFmpeg
+import CLazyLibraries
 
 /// Decodes the first audio stream of a music file (MP3, AAC/M4A, FLAC, Ogg Vorbis and Opus,
 /// WAV: whatever libavformat and libavcodec read) to interleaved float at a chosen rate and
@@ -38,6 +39,7 @@ public final class AudioFileDecoder {
         var index: Int32 = -1
         var name = ""
         do throws(MediaError) {
+            try requireLibrary(CLazyLibraries_avformat, for: "audio files are")
             try ffmpegCall("open '\(path)'") { avformat_open_input(&format, path, nil, nil) }
             try ffmpegCall("read the streams of '\(path)'") { avformat_find_stream_info(format, nil) }
             var decoder: UnsafePointer<AVCodec>?

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CLazyLibraries
 
 /// NV12 and I420 pictures in BT.709 limited range (Capture Link's YUV, SPEC §8.1) into BGRA with
 /// libswscale and the BT.709 coefficients. (libyuv's BT.709 rows were tried first: their 8-bit
@@ -22,6 +23,10 @@ final class BT709Converter {
     {
         if shape.map({ $0 != (nv12, width, height) }) ?? true {
             sws_freeContext(context)
+            if let message = CLazyLibraries_check(CLazyLibraries_swscale) {
+                shape = nil
+                throw .libraryMissing(String(cString: message))
+            }
             context = sws_getContext(Int32(width), Int32(height), nv12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P,
                                      Int32(width), Int32(height), AV_PIX_FMT_BGRA,
                                      SWS_POINT | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)

@@ -263,6 +263,8 @@ public enum PixelConversionError: Error, Equatable, CustomStringConvertible {
     case bufferTooSmall(neededBytes: Int, haveBytes: Int)
     case strideTooSmall(strideBytes: Int, minimumBytes: Int)
     case libyuvFailed(function: String, result: Int32)
+    /// libswscale (loaded on first use, for the conversions libyuv lacks) could not be loaded.
+    case libraryMissing(String)
 
     public var description: String {
         switch self {
@@ -274,6 +276,8 @@ public enum PixelConversionError: Error, Equatable, CustomStringConvertible {
             return "stride \(stride) bytes is below the row size \(minimum) bytes"
         case let .libyuvFailed(function, result):
             return "libyuv \(function) failed with \(result)"
+        case let .libraryMissing(message):
+            return message
         }
     }
 }

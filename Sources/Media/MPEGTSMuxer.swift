@@ -1,4 +1,5 @@
 import CFFmpeg
+import CLazyLibraries
 
 /// The codec parameters of an encoder pair, copied once (on the thread that made the encoders),
 /// so that muxers made later on other threads never read an encoder's context while it encodes.
@@ -41,6 +42,7 @@ public final class MPEGTSMuxer {
     public init(streams: MuxerStreamParameters, output: @escaping (UnsafeRawBufferPointer) -> Bool) throws(MediaError)
     {
         sink = TSChunkSink(output)
+        try requireLibrary(CLazyLibraries_avformat, for: "SRT's MPEG-TS is")
         var context: UnsafeMutablePointer<AVFormatContext>?
         try ffmpegCall("avformat_alloc_output_context2(mpegts)") {
             avformat_alloc_output_context2(&context, nil, "mpegts", nil)

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CLazyLibraries
 
 /// Why encoding, converting or writing media failed: the call, FFmpeg's code and words.
 public enum MediaError: Error, Equatable, CustomStringConvertible {
@@ -6,6 +7,9 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
     case encoderNotFound(String)
     case invalidSize(width: Int, height: Int, reason: String)
     case unsupportedContainer(extension: String)
+    /// libavformat or libswscale (loaded on first use) could not be loaded: the loader's words, naming the
+    /// library and the Debian package to install.
+    case libraryMissing(String)
 
     public var description: String {
         switch self {
@@ -14,6 +18,7 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
         case .invalidSize(let width, let height, let reason): return "size \(width)x\(height): \(reason)"
         case .unsupportedContainer(let ext):
             return "no recording format for '.\(ext)': use .mp4 (fragmented), .mkv or .flv"
+        case .libraryMissing(let message): return message
         }
     }
 
@@ -36,6 +41,14 @@ func receiveEncodedPackets(_ context: UnsafeMutablePointer<AVCodecContext>, _ pa
         if result < 0 { throw .ffmpeg("avcodec_receive_packet(\(name))", result) }
         defer { av_packet_unref(packet) }
         body(packet.pointee)
+    }
+}
+
+/// Throws `.libraryMissing` unless `library` (libavformat or libswscale, loaded on first use) and every
+/// function Media calls in it could be loaded; `feature` says what needed it ("recordings are").
+func requireLibrary(_ library: CLazyLibraries_library, for feature: String) throws(MediaError) {
+    if let message = CLazyLibraries_check(library) {
+        throw .libraryMissing("\(feature) not available: \(String(cString: message))")
     }
 }
 

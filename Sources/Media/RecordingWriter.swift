@@ -1,4 +1,5 @@
 import CFFmpeg
+import CLazyLibraries
 
 /// The container of a recording, chosen by the file's extension.
 public enum RecordingContainer: String, Sendable, CaseIterable {
@@ -55,6 +56,7 @@ public final class RecordingWriter {
         }
         self.path = path
         self.container = container
+        try requireLibrary(CLazyLibraries_avformat, for: "recordings are")
         var context: UnsafeMutablePointer<AVFormatContext>?
         try ffmpegCall("avformat_alloc_output_context2") {
             avformat_alloc_output_context2(&context, nil, container.muxerName, path)

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CLazyLibraries
 
 /// A still picture from a PNG or JPEG file, decoded with libavformat and libavcodec and
 /// converted to BGRx with libswscale: the pause image, the poor-network image.
@@ -19,6 +20,8 @@ public struct StillImage: Sendable {
         -> (width: Int, height: Int, pixels: [UInt8])
     {
         MediaLogging.quietLibraries()
+        try requireLibrary(CLazyLibraries_avformat, for: "picture files are")
+        try requireLibrary(CLazyLibraries_swscale, for: "picture files are")
         var format: UnsafeMutablePointer<AVFormatContext>?
         try ffmpegCall("avformat_open_input(\(path))") { avformat_open_input(&format, path, nil, nil) }
         defer { avformat_close_input(&format) }

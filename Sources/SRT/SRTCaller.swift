@@ -1,4 +1,5 @@
 import CSRT
+import CLazyLibraries
 import Glibc
 
 /// Why an SRT connection failed or broke: a sentence to show and a kind to act on.
@@ -39,6 +40,9 @@ public struct SRTStatistics: Sendable, Equatable {
     public var sendBufferPackets = 0
 }
 
+/// libsrt is loaded on first use (CLazyLibraries): nil when it could be, else why not (the file, the package).
+private let srtMissing: String? = CLazyLibraries_check(CLazyLibraries_srt).map { String(cString: $0) }
+
 /// libsrt is started once per process (srt_startup is reference-counted; never cleaned up).
 private let srtStarted: Bool = {
     srt_setloglevel(2)  // LOG_CRIT: our errors say what failed; libsrt's own lines would repeat it on stderr
@@ -57,6 +61,9 @@ public final class SRTCaller {
     /// Connects within `timeoutMs`; `sendBufferBytes` sizes libsrt's send buffer.
     public init(url: SRTURL, timeoutMs: Int = 5000, sendBufferBytes: Int? = nil) throws(SRTError) {
         self.url = url
+        if let srtMissing {
+            throw SRTError(kind: .setupFailed, description: "SRT is not available: \(srtMissing)")
+        }
         guard srtStarted else { throw SRTError(kind: .setupFailed, description: "srt_startup failed") }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC

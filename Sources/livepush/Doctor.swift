@@ -17,7 +17,9 @@ enum Doctor {
         synopsis: ["livepush doctor [--display :N] [--config FILE] [--resolution R] [--fps N] [--preset P]"],
         description: """
             Checks the X display (and its MIT-SHM extension, needed for zero-copy capture),
-            the PipeWire daemon (for the microphone), and the encoders in libavcodec; then encodes
+            the PipeWire daemon (for the microphone), the encoders in libavcodec, and the libraries
+            loaded when a feature first needs them (libavformat for recordings, libsrt, OpenSSL for
+            RTMPS, libmicrohttpd for the dashboard; a missing one is named, not a failure); then encodes
             two seconds of hard content (the whole picture moving) at the configured size and rate
             with the configured x264 preset, and with the next ones, to say which preset this
             machine can keep up. Exits with 1 when a check fails.
@@ -92,6 +94,14 @@ enum Doctor {
         failures += report(aac, "AAC encoder", aac ? "built into libavcodec" : "missing from libavcodec")
         let versions = CodecLibrary.versions.map { "\($0.library) \($0.version)" }.joined(separator: ", ")
         print("     FFmpeg libraries: \(versions)")
+        // Loaded on first use, not linked: a missing one takes away its features, not the broadcast.
+        for library in OptionalLibraries.check() {
+            if let problem = library.problem {
+                print("--   \(library.file) (\(library.neededFor)): \(problem)")
+            } else {
+                print("ok   \(library.file) (\(library.neededFor)): loaded when first needed")
+            }
+        }
         return failures
     }
 }

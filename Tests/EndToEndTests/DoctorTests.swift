@@ -15,6 +15,10 @@ import TestSupport
             "ok   X11 \(display): \(size.width)x\(size.height) depth 24, MIT-SHM 1.2, zero-copy capture available"))
         #expect(lines.contains { $0.hasPrefix("ok   PipeWire: daemon pipewire-0 ") })
         #expect(lines.contains("ok   H.264 encoder libx264: built into libavcodec"))
+        // The libraries loaded on first use (issue 22), each with what needs it.
+        #expect(lines.contains(
+            "ok   libavformat.so.59 (recordings, SRT, music and picture files): loaded when first needed"))
+        #expect(lines.contains("ok   libmicrohttpd.so.12 (the dashboard): loaded when first needed"))
         #expect(lines.last == "All checks passed.")
     }
 

@@ -16,6 +16,9 @@ struct MHD_Daemon *CMicroHTTPD_start(const char *ipv4, uint16_t port, MHD_Access
 /// The port the daemon is bound to (what port 0 became).
 uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon);
 
+/// NULL when libmicrohttpd (loaded on first use, CLazyLibraries) is there; else why not, naming the Debian package.
+const char *CMicroHTTPD_library_missing(void);
+
 /// MHD_SIZE_UNKNOWN and MHD_CONTENT_READER_END_OF_STREAM.
 uint64_t CMicroHTTPD_size_unknown(void);
 ssize_t CMicroHTTPD_end_of_stream(void);
