@@ -89,7 +89,8 @@ extension SharedScreen {
             let live = try TestEnvironment.closedRecording(key: key)
             // Both decode without a single error.
             for path in [live, file] {
-                let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+                let decode = try ProcessRunner.run(
+                    "ffmpeg", ["-nostdin", "-v", "error", "-i", path] + MediaProbe.nullOutput)
                 #expect(decode.exitCode == 0 && decode.standardError.isEmpty, "\(path): \(decode)")
             }
             let liveOptions = try X264Options.read(live), recordOptions = try X264Options.read(file)

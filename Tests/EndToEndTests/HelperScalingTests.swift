@@ -96,8 +96,9 @@ extension SharedScreen {
             var runs: [Int] = []
             for width in frameWidths where runs.last != width { runs.append(width) }
             #expect(runs == [960, 640, 960], "widths decoded in order: \(runs)")
-            let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0",
-                                                          "-f", "null", "-"], timeoutSeconds: 120)
+            let decode = try ProcessRunner.run(
+                "ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0"] + MediaProbe.nullOutput,
+                timeoutSeconds: 120)
             #expect(decode.exitCode == 0 && decode.standardError.isEmpty, "ffmpeg decodes across the changes: \(decode)")
             // A picture from the middle of the small run: the square's centre (840, 450) at 2/3 is (560, 300).
             let small = try #require(frameWidths.indices.filter { frameWidths[$0] == 640 }.dropFirst(5).first,

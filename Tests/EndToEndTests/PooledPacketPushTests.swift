@@ -62,7 +62,8 @@ extension SharedScreen {
             ] + options, timeoutSeconds: 60)
             #expect(result.exitCode == 0, "\(result)")
             let path = try TestEnvironment.closedRecording(key: key)
-            let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+            let decode = try ProcessRunner.run(
+                "ffmpeg", ["-nostdin", "-v", "error", "-i", path] + MediaProbe.nullOutput)
             #expect(decode.exitCode == 0 && decode.standardError.isEmpty, "\(decode)")
             return path
         }

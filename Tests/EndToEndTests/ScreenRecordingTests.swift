@@ -113,7 +113,8 @@ extension SharedScreen {
             #expect(packets >= framesBeforeKill, "\(packets) packets in the file, \(framesBeforeKill) before the kill")
             // Every frame the container holds decodes, but the one a kill may have cut in half.
             #expect(decoded >= packets - 1 && decoded <= packets, "\(decoded) frames decoded of \(packets) packets")
-            let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+            let decode = try ProcessRunner.run(
+                "ffmpeg", ["-nostdin", "-v", "error", "-i", path] + MediaProbe.nullOutput)
             #expect(decode.exitCode == 0, "\(decode)")
             let errors = decode.standardError.split(separator: "\n").filter { !MediaProbe.isTruncatedTail(String($0)) }
             #expect(errors.isEmpty, "decode errors beyond the truncated tail: \(errors)")

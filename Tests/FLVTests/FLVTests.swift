@@ -112,7 +112,7 @@ import TestSupport
         let stream = try MediaProbe.videoStream(path)
         #expect(stream["codec_name"] == "h264" && stream["width"] == "320" && stream["height"] == "240")
         #expect(stream["nb_read_frames"] == "45")
-        let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+        let decode = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path] + MediaProbe.nullOutput)
         #expect(decode.exitCode == 0 && decode.standardError.isEmpty, "\(decode)")
     }
 }

@@ -32,8 +32,9 @@ struct AutoResolutionTests {
             let size = line.split(separator: ",").prefix(2).joined(separator: "x")  // side data may add fields
             if runs.last != size { runs.append(size) }
         }
-        let decode = try ProcessRunner.run("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v:0", "-f", "null", "-"],
-                                           timeoutSeconds: 120)
+        let decode = try ProcessRunner.run(
+            "ffmpeg", ["-v", "error", "-i", path, "-map", "0:v:0"] + MediaProbe.nullOutput,
+            timeoutSeconds: 120)
         return (runs, decode.standardError + (decode.exitCode == 0 ? "" : " (exit \(decode.exitCode))"))
     }
 

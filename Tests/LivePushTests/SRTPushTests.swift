@@ -28,7 +28,7 @@ struct SRTPushTests {
 
     /// ffmpeg's decode of the whole file: its error lines (none for a clean stream).
     private func decodeErrors(_ path: String) throws -> String {
-        let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+        let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path] + MediaProbe.nullOutput)
         #expect(result.exitCode == 0, "\(result)")
         return result.standardError
     }

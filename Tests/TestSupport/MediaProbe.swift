@@ -42,6 +42,10 @@ public enum MediaProbe {
         return count
     }
 
+    /// ffmpeg's output arguments for a decode check (decode everything, write nothing), for the tests
+    /// that run their own: the pictures keep the stream's time base, as `decodeErrors` explains.
+    public static let nullOutput = ["-enc_time_base:v", "-1", "-f", "null", "-"]
+
     /// What ffmpeg reports decoding every stream of `path` to nothing (`-v error`): empty for a
     /// clean file. A file ffmpeg cannot open at all is an error, never an empty report.
     ///
@@ -52,8 +56,7 @@ public enum MediaProbe {
     /// muxer reports as "non monotonically increasing dts" every third frame although every picture
     /// decoded. Decoder errors and video timestamps that really repeat are still reported.
     public static func decodeErrors(_ path: String) throws -> String {
-        let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-enc_time_base:v", "-1",
-                                                      "-f", "null", "-"])
+        let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path] + nullOutput)
         guard result.exitCode == 0 else { throw Failed(result: result) }
         return result.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
     }
