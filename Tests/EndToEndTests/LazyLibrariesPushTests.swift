@@ -8,7 +8,7 @@ extension SharedScreen {
     /// plain RTMP push maps none of them (and nginx gets a clean stream); a push with `--record` maps
     /// libavformat, and the recording decodes.
     @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
-                    "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(5)))
+                    "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
     struct LazyLibrariesPushTests {
         let livepush = BuiltProducts.path("livepush")
         private static let lazyFiles = ["libavformat.so.59", "libswscale.so.6", "libsrt-gnutls.so.1.5", "libssl.so.3",

@@ -5,7 +5,7 @@ import Testing
 /// CLazyLibraries (issue 22): libavformat, libswscale, libsrt, OpenSSL and libmicrohttpd are loaded on
 /// first use. Each loads with every function LivePush calls in it, and a library or a function that is
 /// not there is an error naming it and the Debian package, not a crash.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct LazyLibrariesTests {
     private static let libraries: [(CLazyLibraries_library, String)] = [
         (CLazyLibraries_avformat, "libavformat.so.59"), (CLazyLibraries_swscale, "libswscale.so.6"),
