@@ -98,10 +98,7 @@ enum AllocBenchmark {
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         let logPath = "\(logs)/e2e-alloc.log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let logHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardOutput = logHandle
-        process.standardError = logHandle
+        try PushBenchmark.logOutput(of: process, to: logPath)
         try process.run()
         defer { PushBenchmark.stop(process) }
         Thread.sleep(forTimeInterval: 1)

@@ -47,10 +47,7 @@ enum JoinKeyframe {
         process.arguments = publisher.arguments + ["--name", key]
         process.standardInput = FileHandle.nullDevice
         let logPath = "\(logs)/\(key).log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardOutput = log
-        process.standardError = log
+        try PushBenchmark.logOutput(of: process, to: logPath)
         try process.run()
         defer { PushBenchmark.stop(process) }
         let deadline = Date().addingTimeInterval(15)

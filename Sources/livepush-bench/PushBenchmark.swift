@@ -186,11 +186,7 @@ enum PushBenchmark {
         process.arguments = publisher.arguments
         process.standardInput = FileHandle.nullDevice
         let logPath = "\(logs)/\(publisher.name).log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let logHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        try logHandle.seekToEnd()
-        process.standardOutput = logHandle
-        process.standardError = logHandle
+        try logOutput(of: process, to: logPath)
         try process.run()
         defer { stop(process) }
 
@@ -372,6 +368,14 @@ enum PushBenchmark {
     }
 
     // MARK: Helpers
+
+    /// Sends `process`'s standard output and error to the file at `path`, emptied first (one log a run).
+    static func logOutput(of process: Process, to path: String) throws {
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        process.standardOutput = log
+        process.standardError = log
+    }
 
     /// x11-paint with `pattern`; returns once it has announced its first paint. Its stdin is a pipe
     /// kept open (it ends at EOF); its stdout is read up to "ready", then left alone.
