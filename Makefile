@@ -15,8 +15,10 @@ all: build
 bootstrap:
 	@tools/bootstrap
 
+# --static-swift-stdlib: the Swift runtime and Foundation linked in, as the Debian package ships them
+# (Package.swift's releaseLinking says how the release executables are linked, and why).
 build: bootstrap
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
 
 # The main job: record the screen with `livepush screen` (tools/demo). Without a desktop (no
 # DISPLAY) it records 10 s of a private Xvfb with moving content.
