@@ -10,7 +10,7 @@ lld places whole input sections, so naming one function moves its section, cold 
 A section is ordered (moved to the front of .text, among the other executed code) when the functions
 the run executed fill at least MIN_HOT_SHARE of it, or when it is small (at most SMALL_SECTION_BYTES:
 where it lies it would keep a 64 KiB fault-around window resident anyway). The rest stay where they
-are. The file lists one executed function per ordered section, grouped by the archive or object it
+are. The file lists one function per ordered section (one that no other section holds), grouped by the archive or object it
 came from, so that the order is stable from one run to the next and a diff reads by module.
 """
 import re
@@ -80,25 +80,36 @@ def main():
     executed = executed_functions(callgrind_path, executable_name)
     if not executed:
         sys.exit(f"order.py: {callgrind_path} charged nothing to {executable_name}: did the run start it?")
-    chosen = defaultdict(list)  # the archive or object -> [(section, first executed symbol)]
-    hot_bytes = left_bytes = 0
-    for section, size, bytes_of in text_sections(map_path):
+    sections = text_sections(map_path)
+    # lld moves every section that holds a symbol of the name given, and functions the compiler
+    # outlines (`...WOh`, `...Tm`) have the same local name in many objects: each section is named by a
+    # symbol that only it holds, or not at all.
+    holders = defaultdict(int)
+    for _, _, bytes_of in sections:
+        for symbol in bytes_of:
+            holders[symbol] += 1
+    chosen = defaultdict(list)  # the archive or object -> [(section, a symbol only it holds)]
+    hot_bytes = left_bytes = unnamed_bytes = 0
+    for section, size, bytes_of in sections:
         hot = sorted(symbol for symbol in bytes_of if symbol in executed)
         if not hot:
             continue
         share = sum(bytes_of[symbol] for symbol in hot) / max(1, size)
-        origin = section.split(":(")[0]
-        if size <= SMALL_SECTION_BYTES or share >= MIN_HOT_SHARE:
-            chosen[origin].append((section, hot[0]))
-            hot_bytes += size
-        else:
+        if size > SMALL_SECTION_BYTES and share < MIN_HOT_SHARE:
             left_bytes += size
+            continue
+        handle = next((symbol for symbol in hot + sorted(bytes_of) if holders[symbol] == 1), None)
+        if handle is None:
+            unnamed_bytes += size
+            continue
+        chosen[section.split(":(")[0]].append((section, handle))
+        hot_bytes += size
     lines = [symbol for origin in sorted(chosen) for _, symbol in sorted(chosen[origin])]
     with open(order_path, "w") as stream:
         stream.write("\n".join(lines) + "\n")
     print(f"order.py: {len(executed)} functions executed; {len(lines)} sections ordered "
           f"({hot_bytes // 1024} KiB of code together), {left_bytes // 1024} KiB of mostly cold sections "
-          f"left where they are; wrote {order_path}")
+          f"left where they are, {unnamed_bytes // 1024} KiB without a name of their own; wrote {order_path}")
 
 
 if __name__ == "__main__":
