@@ -4,12 +4,12 @@
 // The layout and the role of each target are described in docs/architecture.md.
 import PackageDescription
 
-/// How the release executables are linked (docs/architecture.md, "How the executables are linked"):
-/// the Swift runtime and Foundation linked in (`-static-stdlib`, as the Debian package ships them), by
-/// lld with packed relative relocations (DT_RELR: 15 KB instead of 1.8 MB of relocations read at
-/// start) and with the functions a push runs placed together in the order of `tools/link/NAME.order`
-/// (written by tools/orderfile), so that the pages of code a push touches are few. Debug builds (the
-/// tests) are linked as SwiftPM does by default.
+/// How the release executables are linked (docs/architecture.md, "How the executables are linked").
+/// `make build` and `make deb` add `--static-swift-stdlib` (the Swift runtime and Foundation linked
+/// in); these settings add lld with packed relative relocations (DT_RELR: the static pusher's 1.8 MB
+/// of relocations, read at every start, become 15 KB) and the functions a push runs placed together
+/// in the order of `tools/link/NAME.order` (written by tools/orderfile), so that the pages of code a
+/// push touches are few. Debug builds (the tests) are linked as SwiftPM does by default.
 let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
 func releaseLinking(orderFile: String) -> [LinkerSetting] {
     [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",

@@ -14,18 +14,29 @@ import TestSupport
         let result = try ProcessRunner.run(livepush, ["devices"])
         #expect(result.exitCode == 0, "\(result)")
         let lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        // Names are padded to the longest one: livepush-test-desktop (21 characters).
-        #expect(lines.first == "Audio sources (--mic NAME; * = default):")
-        #expect(lines.dropFirst().first == "* \(microphone)      LivePush test mic")
+        // The daemon is shared: tests running meanwhile add virtual mics of their own (SignalMic,
+        // `lp-vmic-...` and its `...-in` sink). Their lines are left out of the comparison, but their
+        // names count in the padding: every name is padded to the longest one listed.
+        func deviceName(_ line: String) -> String {
+            String(line.dropFirst(2).prefix { $0 != " " })
+        }
+        let deviceLines = lines.filter { $0.hasPrefix("* ") || $0.hasPrefix("  ") }
+        let width = try #require(deviceLines.map { deviceName($0).count }.max(), "no devices: \(result.standardOutput)")
+        func listed(_ marker: String, _ name: String, _ description: String) -> String {
+            marker + name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + description
+        }
+        let ours = lines.filter { !deviceName($0).hasPrefix("lp-") }
+        #expect(ours.first == "Audio sources (--mic NAME; * = default):")
+        #expect(ours.dropFirst().first == listed("* ", microphone, "LivePush test mic"), "\(result.standardOutput)")
         let monitorHeader = "Sink monitors (desktop audio; * = the default sink, which livepush-capture "
             + "--desktop-audio captures):"
-        let monitorsAt = try #require(lines.firstIndex(of: monitorHeader), "\(result.standardOutput)")
-        #expect(monitorsAt == 2, "exactly one source before the monitors: \(result.standardOutput)")
-        let monitors = Set(lines[(monitorsAt + 1)...].filter { !$0.isEmpty })
+        let monitorsAt = try #require(ours.firstIndex(of: monitorHeader), "\(result.standardOutput)")
+        #expect(monitorsAt == 2, "exactly one source of the environment's before the monitors: \(result.standardOutput)")
+        let monitors = Set(ours[(monitorsAt + 1)...].filter { !$0.isEmpty })
         #expect(monitors == [
-            "* \(desktop)  Monitor of LivePush test desktop",
-            "  livepush-test-mic-in   Monitor of LivePush test mic input",
-        ])
+            listed("* ", desktop, "Monitor of LivePush test desktop"),
+            listed("  ", "livepush-test-mic-in", "Monitor of LivePush test mic input"),
+        ], "\(result.standardOutput)")
         #expect(result.standardError.isEmpty)
     }
 

@@ -10,8 +10,9 @@ lld places whole input sections, so naming one function moves its section, cold 
 A section is ordered (moved to the front of .text, among the other executed code) when the functions
 the run executed fill at least MIN_HOT_SHARE of it, or when it is small (at most SMALL_SECTION_BYTES:
 where it lies it would keep a 64 KiB fault-around window resident anyway). The rest stay where they
-are. The file lists one function per ordered section (one that no other section holds), grouped by the archive or object it
-came from, so that the order is stable from one run to the next and a diff reads by module.
+are. The file lists one function per ordered section (one that no other section holds), grouped by
+the archive or object it came from, so that the order is stable from one run to the next and a diff
+reads by module.
 """
 import re
 import sys
