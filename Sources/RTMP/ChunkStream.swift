@@ -92,7 +92,8 @@ struct ChunkWriter {
 }
 
 /// Reassembles the server's messages from its chunks (RTMP 5.3), checking what a chunk header
-/// can get wrong: a compressed header with nothing before it, a message beyond `maxMessageBytes`.
+/// can get wrong: a type-2 or type-3 header with no header before it to take the length from, a
+/// message beyond `maxMessageBytes`.
 /// Reads the extended timestamp of type-3 chunks after a header that had one. Owned by the
 /// publisher's sender thread.
 struct ChunkReader {
@@ -151,7 +152,9 @@ struct ChunkReader {
             let two = try read(2)
             chunkStream = 64 + UInt32(two[0]) + UInt32(two[1]) * 256
         }
-        guard format == 0 || chunkStreams[chunkStream] != nil else {
+        // Types 2 and 3 take the length and type from an earlier header; type 1 brings them (a
+        // message stream id it lacks is 0, as FFmpeg reads it).
+        guard format <= 1 || chunkStreams[chunkStream] != nil else {
             throw .violation(.chunkWithoutHeader(chunkStream: chunkStream))
         }
         // Taken out while the chunk is read, so that the payload has one holder and grows in place.

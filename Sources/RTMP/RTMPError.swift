@@ -85,8 +85,8 @@ public struct RTMPError: Error, Equatable, CustomStringConvertible {
         case controlMessageTooShort(type: UInt8, bytes: Int)
         /// A message longer than the `limit` bytes a publisher accepts from its server.
         case messageTooLarge(bytes: Int, limit: Int)
-        /// A chunk with a compressed header (type 1, 2 or 3) on a chunk stream whose first
-        /// chunk has not come: there is no header for it to continue.
+        /// A chunk with a type-2 or type-3 header on a chunk stream that has had no header
+        /// with a length: there is no message for it to continue.
         case chunkWithoutHeader(chunkStream: UInt32)
 
         public var description: String {

@@ -137,7 +137,8 @@ public final class RTMPPublisher {
         let why = switch state {
         case .finished: "finish() has ended the stream"
         case .failed: "the connection failed earlier"
-        default: "it is not publishing yet"
+        case .publishing: "it is publishing already"
+        default: "the steps run in order: handshake, connect, createStream, publish, media, finish()"
         }
         throw RTMPError(step: step, detail: "\(call) refused in state \(state.rawValue) (it needs "
             + "\(expected.rawValue)): \(why); publish again with a new RTMPPublisher", kind: .wrongState)

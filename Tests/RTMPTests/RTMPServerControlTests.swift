@@ -95,6 +95,22 @@ import Testing
         try server.waitForScript()
     }
 
+    @Test func aType1HeaderFirstOnAChunkStreamIsAccepted() throws {
+        // connect's _result opens chunk stream 3 with a type-1 header: it brings the length and
+        // type, and the message stream id it lacks is 0.
+        let server = try ScriptedRTMPServer { connection in
+            try connection.handshake()
+            try connection.answerConnect(format: 1)
+            try connection.answerCreateStream()
+            try connection.answerPublish()
+            _ = try connection.readCommand("FCUnpublish")
+        }
+        let publisher = try RTMPPublisher(url: try RTMPURL(server.url()))
+        #expect(publisher.state == .publishing)
+        publisher.finish()
+        try server.waitForScript()
+    }
+
     @Test(arguments: [UInt32(1), 0x7FFF_FFFF])
     func theSmallestAndLargestChunkSizesAreAccepted(size: UInt32) throws {
         let server = try ScriptedRTMPServer { connection in

@@ -250,7 +250,7 @@ final class ScriptedRTMPConnection {
     // MARK: Steps
 
     /// connect's `_result`, with a description long enough to span several chunks.
-    func answerConnect() throws {
+    func answerConnect(format: UInt8 = 0) throws {
         let connect = try readCommand("connect")
         let transaction = connect.count > 1 ? connect[1] : .number(1)
         try sendCommand([.string("_result"), transaction,
@@ -258,7 +258,7 @@ final class ScriptedRTMPConnection {
                          .object([("level", .string("status")), ("code", .string("NetConnection.Connect.Success")),
                                   ("description",
                                    .string("Connection succeeded. " + String(repeating: "0123456789", count: 30))),
-                                  ("objectEncoding", .number(0))])])
+                                  ("objectEncoding", .number(0))])], format: format)
     }
 
     /// createStream's `_result` with stream id 1 (releaseStream and FCPublish pass unanswered).
