@@ -133,7 +133,7 @@ let package = Package(
         .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
         .testTarget(name: "FLVTests", dependencies: ["FLV", "Media", "TestSupport"]),
-        .testTarget(name: "RTMPTests", dependencies: ["RTMP", "FLV", "Media", "TestSupport"]),
+        .testTarget(name: "RTMPTests", dependencies: ["RTMP", "FLV", "Media", "ReceivedMedia", "TestSupport"]),
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "TestSupport"]),

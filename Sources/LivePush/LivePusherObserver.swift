@@ -171,7 +171,8 @@ public enum LivePushErrorCode {
     public static let pushConnectionRefused: Int32 = -1402
     /// the server did not answer in time,
     public static let pushTimedOut: Int32 = -1403
-    /// the server broke off the RTMP handshake or a command,
+    /// the server broke off the RTMP handshake or a command, or broke the protocol (a chunk size
+    /// out of range, a window acknowledgement size of 0),
     public static let pushHandshakeFailed: Int32 = -1404
     /// the server refused the application or the stream key (e.g. a stream is already being
     /// published with this key; no retries then),
@@ -200,7 +201,7 @@ public enum LivePushErrorCode {
         case .dnsFailed: pushDNSFailed
         case .connectionRefused: pushConnectionRefused
         case .timedOut: pushTimedOut
-        case .handshakeFailed: pushHandshakeFailed
+        case .handshakeFailed, .protocolViolation: pushHandshakeFailed
         case .rejected: pushRejected
         case .networkLost: pushNetworkLost
         case .certificateUntrusted: pushCertificateUntrusted
@@ -210,6 +211,7 @@ public enum LivePushErrorCode {
         case .tlsHandshakeFailed: pushTLSHandshakeFailed
         case .caFileUnreadable: pushCAFileUnreadable
         case .passphraseRejected: pushPassphraseRejected
+        case .wrongState: pushFailed  // a call out of order in our own sender: not the server's
         }
     }
 

@@ -2,170 +2,201 @@ import FLV
 import Glibc
 import Transport
 
-/// Why publishing failed; each case names the step.
-public struct RTMPError: Error, Equatable, CustomStringConvertible {
-    public enum Step: String, Sendable {
-        case connect = "connecting"
-        case handshake
-        case netConnection = "NetConnection.connect"
-        case createStream
-        case publish
-        case send = "sending media"
-    }
-
-    /// What kind of failure it was, for an application deciding what to tell the user.
-    public enum Kind: String, Sendable {
-        /// The host name did not resolve.
-        case dnsFailed
-        /// Nothing listens on the host and port.
-        case connectionRefused
-        /// The server did not answer a step in time (or the network dropped packets).
-        case timedOut
-        /// The server broke off or garbled the RTMP handshake or a command.
-        case handshakeFailed
-        /// The server refused the application or the stream (publish rejected, key in use).
-        case rejected
-        /// An established connection broke while sending.
-        case networkLost
-        /// rtmps://: the server's certificate does not lead to a trusted CA (no retries).
-        case certificateUntrusted
-        /// rtmps://: the certificate is not for the URL's host (no retries).
-        case certificateNameMismatch
-        /// rtmps://: the certificate has expired or is not valid yet (no retries).
-        case certificateExpired
-        /// rtmps:// to a server that does not speak TLS, e.g. a plain RTMP port (no retries).
-        case notTLS
-        /// rtmps://: the TLS handshake failed (protocol version, an alert from the server).
-        case tlsHandshakeFailed
-        /// rtmps://: the CA file given (`--ca-file`, `caFile`) cannot be read (no retries).
-        case caFileUnreadable
-        /// srt://: the listener refused the passphrase, or wants one that was not given (no retries).
-        case passphraseRejected
-
-        /// Whether trying again cannot help: the server refused, or the TLS setup is wrong.
-        public var isPermanent: Bool {
-            switch self {
-            case .rejected, .certificateUntrusted, .certificateNameMismatch, .certificateExpired, .notTLS,
-                 .caFileUnreadable, .passphraseRejected:
-                true
-            default: false
-            }
-        }
-
-        init(_ transport: TransportError.Kind) {
-            switch transport {
-            case .dnsFailed: self = .dnsFailed
-            case .connectionRefused: self = .connectionRefused
-            case .timedOut: self = .timedOut
-            case .networkLost: self = .networkLost
-            case .protocolError: self = .handshakeFailed
-            case .certificateUntrusted: self = .certificateUntrusted
-            case .certificateNameMismatch: self = .certificateNameMismatch
-            case .certificateExpired: self = .certificateExpired
-            case .notTLS: self = .notTLS
-            case .tlsHandshakeFailed: self = .tlsHandshakeFailed
-            case .caFileUnreadable: self = .caFileUnreadable
-            }
-        }
-    }
-
-    public let step: Step
-    public let detail: String
-    public let kind: Kind
-    public var description: String { "\(step.rawValue): \(detail)" }
-
-    public init(step: Step, detail: String, kind: Kind? = nil) {
-        self.step = step
-        self.detail = detail
-        self.kind = kind ?? Self.defaultKind(step)
-    }
-
-    private static func defaultKind(_ step: Step) -> Kind {
-        switch step {
-        case .connect: return .connectionRefused
-        case .handshake, .netConnection, .createStream: return .handshakeFailed
-        case .publish: return .rejected
-        case .send: return .networkLost
-        }
-    }
-}
-
-/// An RTMP client that publishes one stream (the flow of FFmpeg's rtmpproto and OBS): the
-/// C0–C2/S0–S2 handshake, a 4096-byte chunk size, connect, releaseStream, FCPublish,
-/// createStream and publish with transaction ids matched to `_result`, `_error` and `onStatus`,
-/// then FLV tag bodies as RTMP messages. Not thread-safe: one sender thread.
+/// An RTMP client that publishes one stream, as a state machine in the manner of FFmpeg's
+/// rtmpproto.c: the C0–C2/S0–S2 handshake, a 4096-byte chunk size, connect, releaseStream,
+/// FCPublish, createStream and publish with transaction ids matched to `_result`, `_error` and
+/// `onStatus`, then FLV tag bodies as RTMP messages. The server's protocol control messages are
+/// checked on the way (`RTMPError.Violation`).
+///
+/// Owned by one sender thread: every call but `abort` comes from it, and so does every change of
+/// `state`. `abort` may come from any thread; it only breaks the socket.
 public final class RTMPPublisher {
+    /// Where the publisher is in its life (FFmpeg's `ClientState` for a publishing client).
+    /// `init` passes through the first five in order and returns in `publishing`, or throws;
+    /// each call says which state it needs, and a call in another state is refused with
+    /// `RTMPError.Kind.wrongState`.
+    ///
+    ///     connected --C0+C1, S0+S1, C2, S2; Set Chunk Size sent--> handshaked
+    ///     handshaked --connect, _result--> applicationConnected
+    ///     applicationConnected --releaseStream, FCPublish, createStream, _result--> streamCreated
+    ///     streamCreated --publish, onStatus NetStream.Publish.Start--> publishing
+    ///     publishing --sendMetadata/sendVideo/sendAudio--> publishing
+    ///     publishing --finish(): FCUnpublish, deleteStream--> finished
+    ///     any state but finished --a read or write fails, the server breaks the protocol,
+    ///                               refuses, or answers garbage--> failed
+    public enum State: String, Sendable {
+        /// The TCP (or TLS) connection is open; nothing has been said yet (FFmpeg's STATE_START).
+        case connected
+        /// The handshake is done and our Set Chunk Size sent: the chunk stream carries messages
+        /// (STATE_HANDSHAKED).
+        case handshaked
+        /// connect was answered `_result`: the server accepted the application.
+        case applicationConnected
+        /// releaseStream and FCPublish were sent and createStream answered with a stream id
+        /// (where FFmpeg's STATE_FCPUBLISH ends).
+        case streamCreated
+        /// publish was answered `NetStream.Publish.Start`: metadata, video and audio may be sent
+        /// (STATE_PUBLISHING).
+        case publishing
+        /// `finish()` sent FCUnpublish and deleteStream: nothing more is sent (STATE_STOPPED).
+        case finished
+        /// A read or write failed, or the server broke the protocol or refused: the connection
+        /// is unusable; nothing more is sent.
+        case failed
+    }
+
     public let url: RTMPURL
+    /// Where the publisher is; changed only by the owning thread's calls.
+    public private(set) var state: State
     private let socket: any ByteStream
     private var streamID: UInt32 = 0
     private var nextTransactionID = 1.0
-    private var receiveChunkSize = 128
-    private let sendChunkSize = 4096
+    private var writer = ChunkWriter(chunkSize: 4096)
+    private var reader = ChunkReader()
+    /// The server's Window Acknowledgement Size: an acknowledgement is due after half of it.
     private var windowAckSize: UInt64 = 2_500_000
     private var acknowledged: UInt64 = 0
-    /// Incoming messages being assembled, by chunk stream id.
-    private var partial: [UInt32: IncomingMessage] = [:]
-    private var lastHeaders: [UInt32: IncomingHeader] = [:]
-    /// The chunks of the message being sent, reused from message to message (no allocation per packet).
-    private var outgoing: [UInt8] = []
 
     /// Connects, shakes hands and publishes `url`'s stream key; every step has `timeoutMs`.
     /// `sendBufferBytes` sizes the socket's send buffer (the kernel doubles it): keep it to a
     /// fraction of a second of the stream, so that a slow network shows as a backlog in the
     /// caller's queue instead of seconds of latency hidden in the kernel. For rtmps:// the
     /// connection is TLS, verified against the system CA store and `caFile` (PEM) when given.
+    /// Returns in `State.publishing`.
     public init(url: RTMPURL, caFile: String? = nil, timeoutMs: Int = 5000,
                 sendBufferBytes: Int = 256 * 1024) throws(RTMPError)
     {
         self.url = url
         do {
-            socket = try openByteStream(host: url.host, port: url.port, security: url.isSecure ? .tls(caFile: caFile) : .none,
+            socket = try openByteStream(host: url.host, port: url.port,
+                                        security: url.isSecure ? .tls(caFile: caFile) : .none,
                                         timeoutMs: timeoutMs, sendBufferBytes: sendBufferBytes)
         } catch {
-            throw RTMPError(step: .connect, detail: error.description, kind: RTMPError.Kind(error.kind))
+            throw RTMPError(step: .connect, transport: error)
         }
-        try handshake()
-        try send(message: RTMPMessage(type: .setChunkSize, streamID: 0, timestamp: 0,
-                                      payload: BigEndian.bytes(UInt32(sendChunkSize))), chunkStream: 2, step: .netConnection)
-        try connectApplication()
-        try createAndPublishStream()
+        state = .connected
+        try failing { () throws(RTMPError) in
+            try handshake()
+            try connectApplication()
+            try createStream()
+            try publish()
+        }
     }
 
-    // MARK: Handshake
+    // MARK: Media (state publishing)
+
+    /// `@setDataFrame onMetaData` with `fields`.
+    public func sendMetadata(_ fields: [(String, AMF0Value)]) throws(RTMPError) {
+        let payload = AMF0.encode([.string("@setDataFrame"), .string("onMetaData"), .ecmaArray(fields)])
+        try sendMedia(.dataAMF0, payload, timestampMs: 0, on: 4, call: "sendMetadata")
+    }
+
+    /// One FLV video tag body (as `FLV.avcVideoBody` makes) at `timestampMs`.
+    public func sendVideo(_ body: [UInt8], timestampMs: UInt32) throws(RTMPError) {
+        try sendMedia(.video, body, timestampMs: timestampMs, on: 6, call: "sendVideo")
+    }
+
+    /// One FLV audio tag body at `timestampMs`.
+    public func sendAudio(_ body: [UInt8], timestampMs: UInt32) throws(RTMPError) {
+        try sendMedia(.audio, body, timestampMs: timestampMs, on: 5, call: "sendAudio")
+    }
+
+    /// `payload` as a message of the published stream: refused unless `publishing`.
+    private func sendMedia(_ type: MessageType, _ payload: [UInt8], timestampMs: UInt32, on chunkStream: UInt8,
+                           call: String) throws(RTMPError)
+    {
+        try require(.publishing, for: call, step: .send)
+        try failing { () throws(RTMPError) in
+            try send(RTMPMessage(type: type, streamID: streamID, timestamp: timestampMs, payload: payload),
+                     on: chunkStream, step: .send)
+            if type == .video { try acknowledgeIfNeeded() }
+        }
+    }
+
+    /// Breaks the connection from another thread: a send blocked on a stalled network fails
+    /// at once instead of after its timeout (and the publisher is then `failed`).
+    public func abort() { socket.abort() }
+
+    /// In `publishing`: FCUnpublish and deleteStream, and the publisher is `finished` (a failure
+    /// to send them is not reported: the connection closes when the publisher goes away). In any
+    /// other state there is no stream to end, and it does nothing.
+    public func finish() {
+        guard state == .publishing else { return }
+        state = .finished
+        try? sendCommand([.string("FCUnpublish"), .number(takeTransactionID()), .null, .string(url.streamKey)],
+                         streamID: 0, step: .send)
+        try? sendCommand([.string("deleteStream"), .number(takeTransactionID()), .null, .number(Double(streamID))],
+                         streamID: 0, step: .send)
+    }
+
+    // MARK: States
+
+    /// Refuses `call` unless the publisher is in `expected`.
+    private func require(_ expected: State, for call: String, step: RTMPError.Step) throws(RTMPError) {
+        guard state != expected else { return }
+        let why = switch state {
+        case .finished: "finish() has ended the stream"
+        case .failed: "the connection failed earlier"
+        case .publishing: "it is publishing already"
+        default: "the steps run in order: handshake, connect, createStream, publish, media, finish()"
+        }
+        throw RTMPError(step: step, detail: "\(call) refused in state \(state.rawValue) (it needs "
+            + "\(expected.rawValue)): \(why); publish again with a new RTMPPublisher", kind: .wrongState)
+    }
+
+    /// Runs `body`; when it throws, the publisher is `failed`.
+    private func failing(_ body: () throws(RTMPError) -> Void) throws(RTMPError) {
+        do { try body() } catch {
+            state = .failed
+            throw error
+        }
+    }
+
+    // MARK: Handshake (connected -> handshaked)
 
     private func handshake() throws(RTMPError) {
+        try require(.connected, for: "handshake", step: .handshake)
         var c0c1: [UInt8] = [0x03]
         c0c1 += [0, 0, 0, 0, 0, 0, 0, 0]  // time, zero
         c0c1 += (0..<1528).map { _ in UInt8.random(in: 0...255) }
-        do throws(TransportError) {
-            try socket.write(c0c1, step: "handshake C0+C1")
-            let s0s1 = try socket.read(1 + 1536, step: "handshake S0+S1")
-            guard s0s1[0] == 0x03 else {
-                throw TransportError("the server speaks RTMP version \(s0s1[0]), not 3", kind: .protocolError)
-            }
-            try socket.write(Array(s0s1[1...]), step: "handshake C2")  // C2 echoes S1
-            _ = try socket.read(1536, step: "handshake S2")
-        } catch {
-            throw RTMPError(step: .handshake, detail: error.description, kind: RTMPError.Kind(error.kind))
+        func exchange(_ part: String, _ body: () throws(TransportError) -> Void) throws(RTMPError) {
+            do { try body() } catch { throw RTMPError(step: .handshake, transport: error, part: part) }
         }
+        var s0s1: [UInt8] = []
+        try exchange("C0+C1") { () throws(TransportError) in try socket.write(c0c1, step: "C0+C1") }
+        try exchange("S0+S1") { () throws(TransportError) in s0s1 = try socket.read(1 + 1536, step: "S0+S1") }
+        guard s0s1[0] == 0x03 else {
+            throw RTMPError(step: .handshake, detail: "the server speaks RTMP version \(s0s1[0]), not 3",
+                            kind: .handshakeFailed)
+        }
+        // C2 echoes S1.
+        try exchange("C2") { () throws(TransportError) in try socket.write(Array(s0s1[1...]), step: "C2") }
+        try exchange("S2") { () throws(TransportError) in _ = try socket.read(1536, step: "S2") }
+        state = .handshaked
+        let chunkSize = BigEndian.bytes(UInt32(writer.chunkSize))
+        try send(RTMPMessage(type: .setChunkSize, streamID: 0, timestamp: 0, payload: chunkSize), on: 2,
+                 step: .netConnection)
     }
 
-    // MARK: Commands
+    // MARK: Commands (handshaked -> applicationConnected -> streamCreated -> publishing)
 
     private func connectApplication() throws(RTMPError) {
+        try require(.handshaked, for: "connect", step: .netConnection)
         let transaction = takeTransactionID()
         try sendCommand([.string("connect"), .number(transaction), .object([
-            ("app", .string(url.app)), ("type", .string("nonprivate")), ("flashVer", .string("FMLE/3.0 (compatible; LivePush)")),
-            ("tcUrl", .string(url.tcURL)),
+            ("app", .string(url.app)), ("type", .string("nonprivate")),
+            ("flashVer", .string("FMLE/3.0 (compatible; LivePush)")), ("tcUrl", .string(url.tcURL)),
         ])], streamID: 0, step: .netConnection)
         let reply = try awaitResult(transaction, step: .netConnection)
         guard reply.name == "_result" else {
             throw RTMPError(step: .netConnection, detail: "the server refused the application '\(url.app)': "
                 + describe(reply.arguments))
         }
+        state = .applicationConnected
     }
 
-    private func createAndPublishStream() throws(RTMPError) {
+    private func createStream() throws(RTMPError) {
+        try require(.applicationConnected, for: "createStream", step: .createStream)
         try sendCommand([.string("releaseStream"), .number(takeTransactionID()), .null, .string(url.streamKey)],
                         streamID: 0, step: .createStream)
         try sendCommand([.string("FCPublish"), .number(takeTransactionID()), .null, .string(url.streamKey)],
@@ -177,13 +208,18 @@ public final class RTMPPublisher {
             throw RTMPError(step: .createStream, detail: "no stream id in the answer: \(describe(created.arguments))")
         }
         streamID = UInt32(id)
+        state = .streamCreated
+    }
+
+    private func publish() throws(RTMPError) {
+        try require(.streamCreated, for: "publish", step: .publish)
         try sendCommand([.string("publish"), .number(takeTransactionID()), .null, .string(url.streamKey),
                          .string("live")], streamID: streamID, step: .publish)
         while true {
             let status = try readCommand(step: .publish)
             guard status.name == "onStatus", let info = status.arguments.last else { continue }
             let code = info["code"]?.stringValue ?? ""
-            if code == "NetStream.Publish.Start" { return }
+            if code == "NetStream.Publish.Start" { break }
             if code.hasPrefix("NetStream.Publish.") || info["level"]?.stringValue == "error" {
                 let reason = code == "NetStream.Publish.BadName"
                     ? "the server refused the stream key (\(code)): a stream is already being published with it"
@@ -191,38 +227,7 @@ public final class RTMPPublisher {
                 throw RTMPError(step: .publish, detail: reason)
             }
         }
-    }
-
-    /// `@setDataFrame onMetaData` with `fields`.
-    public func sendMetadata(_ fields: [(String, AMF0Value)]) throws(RTMPError) {
-        let payload = AMF0.encode([.string("@setDataFrame"), .string("onMetaData"), .ecmaArray(fields)])
-        try send(message: RTMPMessage(type: .dataAMF0, streamID: streamID, timestamp: 0, payload: payload),
-                 chunkStream: 4, step: .send)
-    }
-
-    /// One FLV video tag body (as `FLV.avcVideoBody` makes) at `timestampMs`.
-    public func sendVideo(_ body: [UInt8], timestampMs: UInt32) throws(RTMPError) {
-        try send(message: RTMPMessage(type: .video, streamID: streamID, timestamp: timestampMs, payload: body),
-                 chunkStream: 6, step: .send)
-        try acknowledgeIfNeeded()
-    }
-
-    /// One FLV audio tag body at `timestampMs`.
-    public func sendAudio(_ body: [UInt8], timestampMs: UInt32) throws(RTMPError) {
-        try send(message: RTMPMessage(type: .audio, streamID: streamID, timestamp: timestampMs, payload: body),
-                 chunkStream: 5, step: .send)
-    }
-
-    /// Breaks the connection from another thread: a send blocked on a stalled network fails
-    /// at once instead of after its timeout.
-    public func abort() { socket.abort() }
-
-    /// FCUnpublish and deleteStream; the connection closes when the publisher goes away.
-    public func finish() {
-        try? sendCommand([.string("FCUnpublish"), .number(takeTransactionID()), .null, .string(url.streamKey)],
-                         streamID: 0, step: .send)
-        try? sendCommand([.string("deleteStream"), .number(takeTransactionID()), .null, .number(Double(streamID))],
-                         streamID: 0, step: .send)
+        state = .publishing
     }
 
     private func takeTransactionID() -> Double {
@@ -231,8 +236,8 @@ public final class RTMPPublisher {
     }
 
     private func sendCommand(_ values: [AMF0Value], streamID: UInt32, step: RTMPError.Step) throws(RTMPError) {
-        try send(message: RTMPMessage(type: .commandAMF0, streamID: streamID, timestamp: 0, payload: AMF0.encode(values)),
-                 chunkStream: 3, step: step)
+        try send(RTMPMessage(type: .commandAMF0, streamID: streamID, timestamp: 0, payload: AMF0.encode(values)),
+                 on: 3, step: step)
     }
 
     /// Text from the server, which may quote the stream name: the key never leaves in an error.
@@ -248,37 +253,13 @@ public final class RTMPPublisher {
         return "\(values.count) values"
     }
 
-    // MARK: Chunk stream out
+    // MARK: Messages out
 
-    /// Splits a message into chunks: a type-0 header, then type-3 continuation headers.
-    private func send(message: RTMPMessage, chunkStream: UInt8, step: RTMPError.Step) throws(RTMPError) {
-        var bytes = outgoing
-        outgoing = []  // `bytes` is its only holder now: appending reuses its storage
-        defer { outgoing = bytes }
-        bytes.removeAll(keepingCapacity: true)
-        bytes.reserveCapacity(message.payload.count + 18 + message.payload.count / sendChunkSize)
-        let extended = message.timestamp >= 0xFF_FFFF
-        bytes.append(chunkStream)  // fmt 0
-        BigEndian.appendUInt24(extended ? 0xFF_FFFF : message.timestamp, to: &bytes)
-        BigEndian.appendUInt24(UInt32(message.payload.count), to: &bytes)
-        bytes.append(message.type.rawValue)
-        withUnsafeBytes(of: message.streamID.littleEndian) { bytes.append(contentsOf: $0) }  // little-endian, as specified
-        if extended { bytes += BigEndian.bytes(message.timestamp) }
-        var offset = 0
-        while offset < message.payload.count || offset == 0 {
-            if offset > 0 {
-                bytes.append(0xC0 | chunkStream)  // fmt 3
-                if extended { bytes += BigEndian.bytes(message.timestamp) }
-            }
-            let end = min(message.payload.count, offset + sendChunkSize)
-            bytes += message.payload[offset..<end]
-            offset = end
-            if message.payload.isEmpty { break }
-        }
+    private func send(_ message: RTMPMessage, on chunkStream: UInt8, step: RTMPError.Step) throws(RTMPError) {
         do {
-            try socket.write(bytes, step: step.rawValue)
+            try writer.write(message, on: chunkStream, to: socket, step: step.rawValue)
         } catch {
-            throw RTMPError(step: step, detail: error.description, kind: Self.kind(of: error, at: step))
+            throw RTMPError(step: step, transport: error)
         }
     }
 
@@ -286,25 +267,13 @@ public final class RTMPPublisher {
         // The server only needs acknowledgements for what it sends us; publishing, that is little.
         if socket.bytesReceived - acknowledged >= windowAckSize / 2 {
             acknowledged = socket.bytesReceived
-            try send(message: RTMPMessage(type: .acknowledgement, streamID: 0, timestamp: 0,
-                                          payload: BigEndian.bytes(UInt32(truncatingIfNeeded: socket.bytesReceived))),
-                     chunkStream: 2, step: .send)
+            try send(RTMPMessage(type: .acknowledgement, streamID: 0, timestamp: 0,
+                                 payload: BigEndian.bytes(UInt32(truncatingIfNeeded: socket.bytesReceived))),
+                     on: 2, step: .send)
         }
     }
 
-    // MARK: Chunk stream in
-
-    private struct IncomingHeader {
-        var timestamp: UInt32 = 0
-        var length = 0
-        var type: UInt8 = 0
-        var streamID: UInt32 = 0
-    }
-
-    private struct IncomingMessage {
-        var header: IncomingHeader
-        var payload: [UInt8] = []
-    }
+    // MARK: Messages in
 
     private func awaitResult(_ transaction: Double, step: RTMPError.Step) throws(RTMPError)
         -> (name: String, arguments: [AMF0Value])
@@ -322,18 +291,17 @@ public final class RTMPPublisher {
         -> (name: String, transaction: Double, arguments: [AMF0Value])
     {
         while true {
-            let message = try readMessage(step: step)
-            switch message.header.type {
-            case 1:  // Set Chunk Size
-                receiveChunkSize = Int(BigEndian.value(message.payload.prefix(4)) & 0x7FFF_FFFF)
-            case 5:  // Window Acknowledgement Size
-                windowAckSize = UInt64(BigEndian.value(message.payload.prefix(4)))
-            case 4:  // User Control: answer a ping request (event 6) with a ping response (7)
-                if message.payload.count >= 6, message.payload[1] == 6 {
-                    try send(message: RTMPMessage(type: .userControl, streamID: 0, timestamp: 0,
-                                                  payload: [0, 7] + message.payload[2..<6]), chunkStream: 2, step: step)
+            let message: IncomingMessage
+            do {
+                message = try reader.next(from: socket, step: step.rawValue)
+            } catch {
+                switch error {
+                case .transport(let failure): throw RTMPError(step: step, transport: failure)
+                case .violation(let violation): throw RTMPError(step: step, violation: violation)
                 }
-            case 20:  // AMF0 command
+            }
+            switch message.type {
+            case .commandAMF0:
                 let values: [AMF0Value]
                 do { values = try AMF0.decodeAll(message.payload) } catch {
                     throw RTMPError(step: step, detail: "unreadable answer: \(error)")
@@ -341,80 +309,42 @@ public final class RTMPPublisher {
                 guard let name = values.first?.stringValue else { continue }
                 let transaction = values.count > 1 ? values[1].numberValue ?? 0 : 0
                 return (name, transaction, Array(values.dropFirst(2)))
+            case .setChunkSize, .abort, .windowAcknowledgementSize, .userControl:
+                try handleControl(message, step: step)
             default:
-                continue
+                continue  // acknowledgements, peer bandwidth (we send no more than the network takes), media, data
             }
         }
     }
 
-    private func readMessage(step: RTMPError.Step) throws(RTMPError) -> IncomingMessage {
-        do throws(TransportError) {
-            while true {
-                let first = try socket.read(1, step: step.rawValue)[0]
-                let format = first >> 6
-                var chunkStream = UInt32(first & 0x3F)
-                if chunkStream == 0 { chunkStream = 64 + UInt32(try socket.read(1, step: step.rawValue)[0]) }
-                else if chunkStream == 1 {
-                    let two = try socket.read(2, step: step.rawValue)
-                    chunkStream = 64 + UInt32(two[0]) + UInt32(two[1]) * 256
-                }
-                var header = lastHeaders[chunkStream] ?? IncomingHeader()
-                let headerBytes = [11, 7, 3, 0][Int(format)]
-                let fields = try socket.read(headerBytes, step: step.rawValue)
-                var timestampField: UInt32 = 0
-                if headerBytes >= 3 { timestampField = BigEndian.value(fields.prefix(3)) }
-                if headerBytes >= 7 {
-                    header.length = Int(BigEndian.value(fields[3..<6]))
-                    header.type = fields[6]
-                }
-                if headerBytes == 11 {
-                    header.streamID = UInt32(fields[7]) | UInt32(fields[8]) << 8 | UInt32(fields[9]) << 16
-                        | UInt32(fields[10]) << 24
-                }
-                if timestampField == 0xFF_FFFF {
-                    timestampField = BigEndian.value(try socket.read(4, step: step.rawValue)[0..<4])
-                }
-                if format == 0 { header.timestamp = timestampField } else if format < 3 { header.timestamp &+= timestampField }
-                lastHeaders[chunkStream] = header
-                guard header.length <= 16 * 1024 * 1024 else {
-                    throw TransportError("a server message of \(header.length) bytes is too large", kind: .protocolError)
-                }
-                var message = partial[chunkStream] ?? IncomingMessage(header: header)
-                if message.payload.isEmpty { message.header = header }
-                let count = min(receiveChunkSize, message.header.length - message.payload.count)
-                message.payload += try socket.read(count, step: step.rawValue)
-                if message.payload.count >= message.header.length {
-                    partial[chunkStream] = nil
-                    return message
-                }
-                partial[chunkStream] = message
+    /// Set Chunk Size, Abort, Window Acknowledgement Size and User Control (ping), each checked
+    /// as FFmpeg's handle_chunk_size, handle_client_bw and handle_ping check them.
+    private func handleControl(_ message: IncomingMessage, step: RTMPError.Step) throws(RTMPError) {
+        let payload = message.payload
+        let tooShort = RTMPError(step: step,
+                                 violation: .controlMessageTooShort(type: message.typeID, bytes: payload.count))
+        guard payload.count >= (message.type == .userControl ? 2 : 4) else { throw tooShort }
+        let value = BigEndian.value(payload.prefix(4))
+        switch message.type {
+        case .setChunkSize:
+            guard (1...0x7FFF_FFFF).contains(value) else {
+                throw RTMPError(step: step, violation: .chunkSizeOutOfRange(value))
             }
-        } catch {
-            throw RTMPError(step: step, detail: error.description, kind: Self.kind(of: error, at: step))
+            reader.chunkSize = Int(value)
+        case .abort:
+            reader.discardMessage(on: value)
+        case .windowAcknowledgementSize:
+            guard value > 0 else { throw RTMPError(step: step, violation: .windowAcknowledgementSizeZero) }
+            windowAckSize = UInt64(value)
+        case .userControl:
+            // A ping request (event 6) is answered with a ping response (7) carrying its timestamp.
+            guard UInt16(payload[0]) << 8 | UInt16(payload[1]) == UserControlEvent.pingRequest.rawValue else { return }
+            guard payload.count >= 6 else { throw tooShort }
+            let response = UserControlEvent.pingResponse.rawValue
+            let pong = [UInt8(response >> 8), UInt8(response & 0xFF)] + payload[2..<6]
+            try send(RTMPMessage(type: .userControl, streamID: 0, timestamp: 0, payload: pong), on: 2, step: step)
+        default:
+            return
         }
     }
-
-    /// A socket failure while sending media is the network's; during the setup a timeout stays
-    /// a timeout and anything else is the step's own kind of failure.
-    private static func kind(of failure: TransportError, at step: RTMPError.Step) -> RTMPError.Kind? {
-        step == .send || failure.kind == .timedOut ? RTMPError.Kind(failure.kind) : nil
-    }
-}
-
-/// An RTMP message to send.
-struct RTMPMessage {
-    enum MessageType: UInt8 {
-        case setChunkSize = 1
-        case acknowledgement = 3
-        case userControl = 4
-        case audio = 8
-        case video = 9
-        case dataAMF0 = 18
-        case commandAMF0 = 20
-    }
-
-    let type: MessageType
-    let streamID: UInt32
-    let timestamp: UInt32
-    let payload: [UInt8]
 }

@@ -39,11 +39,26 @@ public struct TransportError: Error, Equatable, CustomStringConvertible {
         case caFileUnreadable
     }
 
-    public let description: String
+    /// What the caller was doing (the `step` given to `read` or `write`); nil when opening the
+    /// connection failed.
+    public let step: String?
+    /// The failure itself, without the step: what a layer with its own step names puts after it.
+    public let reason: String
     public let kind: Kind
+    /// "step: reason", or the reason alone.
+    public var description: String { step.map { "\($0): \(reason)" } ?? reason }
 
+    /// A failure to open the connection: `description` is the whole sentence.
     public init(_ description: String, kind: Kind) {
-        self.description = description
+        step = nil
+        reason = description
+        self.kind = kind
+    }
+
+    /// A failure of `step` (a read or a write).
+    public init(step: String, reason: String, kind: Kind) {
+        self.step = step
+        self.reason = reason
         self.kind = kind
     }
 }

@@ -62,8 +62,10 @@ public final class TCPStream: ByteStream {
             let result = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw TransportError("\(step): sending failed: \(errno == EAGAIN ? "timed out" : String(cString: strerror(errno)))",
-                                     kind: errno == EAGAIN ? .timedOut : .networkLost)
+                let code = errno
+                let reason = code == EAGAIN ? "timed out" : String(cString: strerror(code))
+                throw TransportError(step: step, reason: "sending failed: \(reason)",
+                                     kind: code == EAGAIN ? .timedOut : .networkLost)
             }
             sent += result
         }
@@ -74,11 +76,14 @@ public final class TCPStream: ByteStream {
         var received = 0
         while received < count {
             let result = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + received, count - received, 0) }
-            if result == 0 { throw TransportError("\(step): the server closed the connection", kind: .networkLost) }
+            if result == 0 {
+                throw TransportError(step: step, reason: "the server closed the connection", kind: .networkLost)
+            }
             if result < 0 {
                 if errno == EINTR { continue }
-                throw TransportError("\(step): \(errno == EAGAIN ? "no answer in time" : String(cString: strerror(errno)))",
-                                     kind: errno == EAGAIN ? .timedOut : .networkLost)
+                let code = errno
+                let reason = code == EAGAIN ? "no answer in time" : String(cString: strerror(code))
+                throw TransportError(step: step, reason: reason, kind: code == EAGAIN ? .timedOut : .networkLost)
             }
             received += result
         }

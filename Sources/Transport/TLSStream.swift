@@ -36,7 +36,9 @@ public final class TLSStream: ByteStream {
     public func write(_ bytes: [UInt8], step: String) throws(TransportError) {
         var detail = [CChar](repeating: 0, count: 256)
         let result = bytes.withUnsafeBytes { CTLS_write(session, $0.baseAddress, $0.count, &detail, detail.count) }
-        guard result == CTLS_OK else { throw TransportError("\(step): \(Self.text(detail))", kind: Self.kind(result)) }
+        guard result == CTLS_OK else {
+            throw TransportError(step: step, reason: Self.text(detail), kind: Self.kind(result))
+        }
     }
 
     public func read(_ count: Int, step: String) throws(TransportError) -> [UInt8] {
@@ -60,7 +62,7 @@ public final class TLSStream: ByteStream {
         }
         guard result == CTLS_OK else {
             let text = result == CTLS_CLOSED ? "the server closed the connection" : Self.text(detail)
-            throw TransportError("\(step): \(text)", kind: Self.kind(result))
+            throw TransportError(step: step, reason: text, kind: Self.kind(result))
         }
         bufferStart = 0
         bufferEnd = received
