@@ -100,7 +100,9 @@ do {
 }
 
 if request.source != .x11 {
-    if parsed.has("list") { Terminal.exit(PipeWireCaptureLoop.list()) }
+    if parsed.has("list") {
+        Terminal.exit(request.source == .camera ? CameraCaptureLoop.list() : PipeWireCaptureLoop.list())
+    }
     Terminal.exit(PipeWireCaptureLoop.run(request))
 }
 if parsed.has("list") {
