@@ -18,11 +18,19 @@ enum ScreenCommand {
         .flag("damage", help: "X11: skip grabs while nothing changed on screen (XDamage); the last frame is repeated."),
         .flag("desktop-audio", help: "Also send the desktop's sound (the default output's monitor), mixed with the mic."),
         // PipeWire screen capture: passed through to livepush-capture (docs/capture.md).
-        .value("source", valueName: "x11|pipewire|portal", help: "Where frames come from (default x11)."),
+        .value("source", valueName: "x11|pipewire|portal|camera",
+               help: "Where frames come from (default x11; camera: a webcam, docs/capture.md)."),
         .value("node", valueName: "ID", help: "With --source pipewire: the video node's id."),
         .value("target", valueName: "NAME", help: "With --source pipewire: the video node's node.name."),
         .value("portal-source", valueName: "monitor|window|any", help: "With --source portal: what may be shared."),
         .flag("no-restore", help: "With --source portal: ask again instead of reusing the last choice."),
+        // Camera capture (issue 32): passed through to livepush-capture (docs/capture.md, "A camera").
+        .value("camera", valueName: "NODE",
+               help: "With --source camera: the camera's node.name or id (livepush devices; default: the first)."),
+        .value("size", valueName: "WxH",
+               help: "With --source camera: the camera picture's size; its nearest mode is taken (default 1280x720)."),
+        .value("camera-format", valueName: "yuy2|mjpeg|nv12|i420", help: "With --source camera: only modes in this format."),
+        .flag("camera-portal", help: "With --source camera: ask the desktop's Camera portal for access."),
     ]
     static let audioOptions: [OptionSpec] = [
         .value("mic", valueName: "NAME", help: "Capture this PipeWire source (see 'livepush devices'; default: the default source)."),
@@ -141,6 +149,7 @@ enum ScreenCommand {
                 guard parsed.value("group") != nil else { throw ArgumentError.missingArgument("--group NAME") }
                 guard !files.isEmpty || fromFile.recordingPath != nil else { throw ArgumentError.missingArgument("OUTPUT") }
             }
+            try checkCameraOptions(parsed, file: fromFile)
             if let text = parsed.value("duration"), (Double(text) ?? -1) <= 0 {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
             }
@@ -182,6 +191,25 @@ enum ScreenCommand {
                                        watch: watch)
         Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments,
                                   helperExecutable: parsed.value("helper")))
+    }
+
+    /// The camera's options make sense with `--source camera` only, and a camera is the whole picture
+    /// for now: checked here, before anything starts, rather than by the helper once it runs.
+    static func checkCameraOptions(_ parsed: ParsedArguments, file: BroadcastSettings) throws(ArgumentError) {
+        func value(_ name: String) -> String? { parsed.value(name) ?? file.captureValues[name] }
+        let isCamera = value("source") == "camera"
+        if !isCamera {
+            if let option = ["camera", "size", "camera-format"].first(where: { value($0) != nil }) {
+                throw .invalidValue(option: option, value: value(option)!, reason: "--\(option) needs --source camera")
+            }
+            if parsed.has("camera-portal") || file.captureFlags.contains("camera-portal") {
+                throw .invalidValue(option: "camera-portal", value: "", reason: "--camera-portal needs --source camera")
+            }
+        }
+        if let camera = value("camera"), camera.contains("@") {
+            throw .invalidValue(option: "camera", value: camera, reason: "a camera in a rectangle of the picture "
+                + "(NODE@X,Y,W) comes with scenes; today the camera is the whole picture: --source camera --camera NODE")
+        }
     }
 
     /// `rtmp://...` and every other `scheme://` (refused later with a reason) are push URLs.
