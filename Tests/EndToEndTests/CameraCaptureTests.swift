@@ -79,8 +79,10 @@ struct CameraCaptureTests {
 
     /// The mode asked for by --size and --fps, or the nearest: seen at the receiver by the picture's
     /// shape (16:9 fills the output, 4:3 has black beside it) and by how many different pictures a
-    /// second the moving column makes (the camera's rate, under the output's 30).
+    /// second the moving column makes (the camera's rate, under the output's 30), on a busy machine.
     @Test func theModeFollowsSizeAndRateAndTheNearestIsTakenWhenNotOffered() throws {
+        let hog = try CPUHog(processes: 2)
+        defer { hog.stop() }
         let source = try camera(["--color", "000080", "--moving",
                                  "--modes", "YUY2:640x480@30/15,YUY2:1280x720@10/5,MJPEG:1280x720@30/15,MJPEG:640x480@30"])
         defer { source.stop() }
@@ -118,8 +120,10 @@ struct CameraCaptureTests {
 
     /// The camera goes away mid-stream (its producer killed, as a webcam pulled out): the pusher shows
     /// its pause picture, the broadcast goes on at its rate, and the camera that comes back (green now)
-    /// is shown again, without the helper being restarted.
+    /// is shown again, without the helper being restarted; on a machine kept busy by two loops.
     @Test func aCameraThatGoesAwayGivesThePausePictureAndTheBroadcastGoesOn() throws {
+        let hog = try CPUHog(processes: 2)
+        defer { hog.stop() }
         let name = UniqueName.make("lp-camera")
         var source = try PipeWireVideoSource(name: name, ["--bars"], program: .camera)
         let key = UniqueName.make("camera-loss")

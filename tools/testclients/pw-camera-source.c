@@ -63,7 +63,8 @@ struct state {
     uint32_t color;
     int bars, moving, stamp, quality;
     uint64_t frame, skipped, generation, encoded_generation;
-    uint8_t *rgb;           /* the picture, RGB 3 bytes a pixel */
+    uint8_t *rgb;           /* the distinct rows of the picture (draw_row), RGB 3 bytes a pixel */
+    uint32_t stamp_ms;      /* the --stamp time of the frame being filled */
     uint8_t *jpeg;          /* the last JPEG encoded, for a picture that did not change */
     unsigned long jpeg_size, jpeg_room;
     char line[256];
@@ -78,25 +79,22 @@ static uint64_t now_ms(void) {
     return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-/* The picture of this frame in s->rgb. */
-static void draw(struct state *s) {
-    uint32_t w = s->width, h = s->height;
+/* Row y of this frame's picture, RGB, into `rgb`: every row is the same (bars, a colour, the moving
+ * column) but the top 16 of a --stamp picture, so a frame costs a row's conversion and copies. */
+static void draw_row(struct state *s, uint32_t y, uint8_t *rgb) {
+    uint32_t w = s->width;
     uint32_t column = w / 16, left = s->moving ? (uint32_t)((s->frame * (w / 64 ? w / 64 : 1)) % (w - column + 1)) : 0;
     for (uint32_t x = 0; x < w; x++) {
         uint32_t c = s->bars ? bar_colors[(uint64_t)x * 8 / w] : s->color;
         if (s->moving && x >= left && x < left + column) c = 0xffffff;
-        uint8_t *p = s->rgb + x * 3;
+        if (s->stamp && y < 16 && x < 512) c = (s->stamp_ms >> (31 - x / 16)) & 1 ? 0xffffff : 0x000000;
+        uint8_t *p = rgb + x * 3;
         p[0] = c >> 16; p[1] = c >> 8; p[2] = c;
     }
-    for (uint32_t y = 1; y < h; y++) memcpy(s->rgb + (size_t)y * w * 3, s->rgb, (size_t)w * 3);
-    if (s->stamp && w >= 512 && h >= 16) {
-        uint32_t ms = (uint32_t)now_ms();
-        for (int bit = 0; bit < 32; bit++) {
-            uint8_t v = (ms >> (31 - bit)) & 1 ? 255 : 0;
-            for (uint32_t y = 0; y < 16; y++) memset(s->rgb + ((size_t)y * w + bit * 16) * 3, v, 16 * 3);
-        }
-    }
 }
+
+/* How many leading rows differ from the rows below them. */
+static uint32_t distinct_rows(struct state *s) { return s->stamp && s->width >= 512 && s->height > 16 ? 17 : 1; }
 
 /* BT.601 limited range, what a webcam's YUV is. */
 static void rgb_to_yuv(const uint8_t *p, int *y, int *u, int *v) {
@@ -123,8 +121,10 @@ static int encode_jpeg(struct state *s) {
     c.comp_info[0].h_samp_factor = 2;  /* 4:2:2, as webcams send */
     c.comp_info[0].v_samp_factor = 1;
     jpeg_start_compress(&c, TRUE);
+    uint32_t distinct = distinct_rows(s);
     while (c.next_scanline < c.image_height) {
-        JSAMPROW row = s->rgb + (size_t)c.next_scanline * s->width * 3;
+        uint32_t y = c.next_scanline < distinct ? c.next_scanline : distinct - 1;
+        JSAMPROW row = s->rgb + (size_t)y * s->width * 3;
         jpeg_write_scanlines(&c, &row, 1);
     }
     jpeg_finish_compress(&c);
@@ -143,9 +143,11 @@ static int encode_jpeg(struct state *s) {
 
 /* Fills one buffer with this frame's picture; returns 0, or -1 if it does not fit. */
 static int fill(struct state *s, struct spa_data *d) {
-    uint32_t w = s->width, h = s->height;
+    uint32_t w = s->width, h = s->height, distinct = distinct_rows(s);
     uint8_t *base = d->data;
     if (base == NULL) return -1;
+    s->stamp_ms = (uint32_t)now_ms();
+    for (uint32_t y = 0; y < distinct; y++) draw_row(s, y == distinct - 1 ? 16 : y, s->rgb + (size_t)y * w * 3);
     if (s->subtype == SPA_MEDIA_SUBTYPE_mjpg) {
         if (s->encoded_generation != s->generation || s->moving || s->stamp) {
             if (encode_jpeg(s) < 0) return -1;
@@ -162,8 +164,9 @@ static int fill(struct state *s, struct spa_data *d) {
         uint32_t stride = ((w + 1) / 2) * 4;
         if ((uint64_t)stride * h > d->maxsize) return -1;
         for (uint32_t y = 0; y < h; y++) {
-            const uint8_t *row = s->rgb + (size_t)y * w * 3;
             uint8_t *out = base + (size_t)y * stride;
+            if (y >= distinct) { memcpy(out, base + (size_t)(distinct - 1) * stride, stride); continue; }
+            const uint8_t *row = s->rgb + (size_t)y * w * 3;
             for (uint32_t x = 0; x < w; x += 2) {
                 int y0, u0, v0, y1, u1, v1;
                 rgb_to_yuv(row + x * 3, &y0, &u0, &v0);
@@ -180,21 +183,28 @@ static int fill(struct state *s, struct spa_data *d) {
     uint32_t cw = (w + 1) / 2, ch = (h + 1) / 2;
     size_t y_size = (size_t)w * h, c_size = (size_t)cw * ch * 2;
     if (y_size + c_size > d->maxsize) return -1;
-    uint8_t *chroma = base + y_size;
+    uint8_t *u_plane = base + y_size, *v_plane = u_plane + (size_t)cw * ch;
+    size_t c_stride = s->format == SPA_VIDEO_FORMAT_NV12 ? (size_t)cw * 2 : cw;
     for (uint32_t y = 0; y < h; y++) {
-        const uint8_t *row = s->rgb + (size_t)y * w * 3;
-        for (uint32_t x = 0; x < w; x++) {
-            int yy, u, v;
-            rgb_to_yuv(row + x * 3, &yy, &u, &v);
-            base[(size_t)y * w + x] = yy;
-            if (x % 2 || y % 2) continue;
-            if (s->format == SPA_VIDEO_FORMAT_NV12) {
-                chroma[(size_t)(y / 2) * cw * 2 + x] = u;
-                chroma[(size_t)(y / 2) * cw * 2 + x + 1] = v;
-            } else {
-                chroma[(size_t)(y / 2) * cw + x / 2] = u;
-                chroma[(size_t)cw * ch + (size_t)(y / 2) * cw + x / 2] = v;
+        uint8_t *luma = base + (size_t)y * w;
+        int chroma_row = y % 2 == 0;
+        uint8_t *uv = u_plane + (size_t)(y / 2) * c_stride, *v = v_plane + (size_t)(y / 2) * cw;
+        if (y >= distinct + 1) {  /* rows past the distinct ones (and their chroma row) repeat the last */
+            memcpy(luma, base + (size_t)distinct * w, w);
+            if (chroma_row) {
+                memcpy(uv, u_plane + (size_t)(distinct / 2) * c_stride, c_stride);
+                if (s->format == SPA_VIDEO_FORMAT_I420) memcpy(v, v_plane + (size_t)(distinct / 2) * cw, cw);
             }
+            continue;
+        }
+        const uint8_t *row = s->rgb + (size_t)(y < distinct ? y : distinct - 1) * w * 3;
+        for (uint32_t x = 0; x < w; x++) {
+            int yy, uu, vv;
+            rgb_to_yuv(row + x * 3, &yy, &uu, &vv);
+            luma[x] = yy;
+            if (x % 2 || !chroma_row) continue;
+            if (s->format == SPA_VIDEO_FORMAT_NV12) { uv[x] = uu; uv[x + 1] = vv; }
+            else { uv[x / 2] = uu; v[x / 2] = vv; }
         }
     }
     d->chunk->offset = 0;
@@ -213,7 +223,6 @@ static void on_timeout(void *data, uint64_t expirations) {
         return;
     }
     struct spa_buffer *buf = b->buffer;
-    draw(s);
     if (fill(s, &buf->datas[0]) < 0) {
         fprintf(stderr, "pw-camera-source: the picture does not fit the buffer (%u bytes)\n", buf->datas[0].maxsize);
         buf->datas[0].chunk->size = 0;
@@ -280,7 +289,7 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     s->rate_num = rate.num ? rate.num : 30;
     s->rate_denom = rate.denom ? rate.denom : 1;
     free(s->rgb);
-    s->rgb = malloc((size_t)s->width * s->height * 3);
+    s->rgb = malloc((size_t)s->width * 17 * 3);
     uint32_t bytes, stride;
     if (subtype == SPA_MEDIA_SUBTYPE_mjpg) { bytes = s->width * s->height * 2; stride = 0; }
     else if (s->format == SPA_VIDEO_FORMAT_YUY2) { stride = ((s->width + 1) / 2) * 4; bytes = stride * s->height; }
