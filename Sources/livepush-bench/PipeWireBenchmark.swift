@@ -59,10 +59,12 @@ enum PipeWireBenchmark {
         return (environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())") + "/" + (environment["PIPEWIRE_REMOTE"] ?? "pipewire-0")
     }
 
-    static func startProducer(_ path: String, name: String) throws -> Process {
+    /// Starts a test producer (pw-video-source with the screen's arguments unless others are given)
+    /// and waits until its node exists.
+    static func startProducer(_ path: String, name: String, arguments: [String]? = nil) throws -> Process {
         let producer = Process()
         producer.executableURL = URL(fileURLWithPath: path)
-        producer.arguments = ["--name", name, "--size", size, "--format", "BGRx", "--fps", "30", "--bars"]
+        producer.arguments = ["--name", name] + (arguments ?? ["--size", size, "--format", "BGRx", "--fps", "30", "--bars"])
         let output = Pipe()
         producer.standardOutput = output
         producer.standardInput = Pipe()  // kept open: the producer runs until terminated
@@ -72,7 +74,7 @@ enum PipeWireBenchmark {
         while !String(decoding: text, as: UTF8.self).contains("node ") {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty || Date() > deadline {
-                throw Failure(description: "pw-video-source did not start (is PipeWire running? run under tools/testenv)")
+                throw Failure(description: "\(path) did not start (is PipeWire running? run under tools/testenv)")
             }
             text.append(chunk)
         }
