@@ -106,37 +106,14 @@ enum CameraBenchmark {
             }
         }
         defer { consumer.stop() }
-        let helper = Process()
-        helper.executableURL = BenchSupport.sibling("livepush-capture")
-        helper.arguments = ["--group", "camera", "--source", "camera", "--camera", camera, "--camera-format", format,
-                            "--size", "\(width)x\(height)", "--fps", "30", "--stats"]
-        helper.environment = ProcessInfo.processInfo.environment.merging(
-            ["XDG_RUNTIME_DIR": consumer.runtime, "PIPEWIRE_REMOTE": PipeWireBenchmark.daemonSocket()]) { $1 }
-        let errors = Pipe()
-        helper.standardError = errors
-        var before = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &before)
-        try helper.run()
-        Thread.sleep(forTimeInterval: 1)  // connect, negotiate, settle
-        ages.reset()
-        let startFrames = consumer.count
-        let started = Date()
-        Thread.sleep(forTimeInterval: seconds)
-        let counted = consumer.count - startFrames
-        let elapsed = Date().timeIntervalSince(started)
-        consumer.endpoint.requestStop(text: "benchmark done")
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        helper.waitUntilExit()
-        var after = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &after)
-        if ProcessInfo.processInfo.environment["LIVEPUSH_BENCH_VERBOSE"] != nil {
-            FileHandle.standardError.write(Data(("helper: " + stderr).utf8))
+        let run = try PipeWireBenchmark.runHelper(
+            ["--group", "camera", "--source", "camera", "--camera", camera, "--camera-format", format,
+             "--size", "\(width)x\(height)", "--fps", "30", "--stats"],
+            into: consumer, seconds: seconds, settled: ages.reset)
+        guard KeyValueFields.parse(run.stderr)["copy_ms_p50"] != nil, run.frames > 0 else {
+            throw Failure(description: "livepush-capture sent \(run.frames) frames and printed no stats: \(run.stderr)")
         }
-        guard KeyValueFields.parse(stderr)["copy_ms_p50"] != nil, counted > 0 else {
-            throw Failure(description: "livepush-capture sent \(counted) frames and printed no stats: \(stderr)")
-        }
-        let cpuSeconds = LinkBenchmark.cpuSeconds(after) - LinkBenchmark.cpuSeconds(before)
-        return Figures(fps: Double(counted) / elapsed, cpuPct: 100 * cpuSeconds / (seconds + 1), latencyP50Ms: ages.median)
+        return Figures(fps: Double(run.frames) / run.elapsedSeconds, cpuPct: run.cpuPct, latencyP50Ms: ages.median)
     }
 
     /// GStreamer's pipeline for `format` into BGRx, ending in `sink`.

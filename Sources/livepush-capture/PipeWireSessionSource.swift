@@ -43,15 +43,16 @@ final class ScreenSessionSource: PipeWireSessionSource {
     let sourceInfo: String
     private let fromPortal: Bool
     private let monitorsAtStart: [String]?
-    let helloSize: (width: Int, height: Int)
 
     init(stream: PipeWireScreenStream, sourceInfo: String, fromPortal: Bool, monitorsAtStart: [String]?) {
         screen = stream
         self.sourceInfo = sourceInfo
         self.fromPortal = fromPortal
         self.monitorsAtStart = monitorsAtStart
-        helloSize = (stream.format.width, stream.format.height)
     }
+
+    /// The producer's size now: a session after FINISH {RESTARTING} asks for the larger one.
+    var helloSize: (width: Int, height: Int) { (screen.format.width, screen.format.height) }
 
     var stream: PipeWireVideoStream { screen }
     var capabilities: Capabilities { [.damage] }

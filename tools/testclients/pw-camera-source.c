@@ -22,19 +22,13 @@
  * PipeWire allocates in shared memory; each buffer carries SPA_META_Header with its CLOCK_MONOTONIC
  * pts, as the V4L2 source does.
  * Commands on stdin, one per line: "color RRGGBB" (answered "color RRGGBB"), "bars", "quit".
+ * The loop, commands, node announcement and buffer header are tools/testclients/pw-test-client.h.
  * On start it prints "node ID" once the node exists and "format F WxH@N/D" after each negotiation;
  * stdout is line buffered. */
 #define _GNU_SOURCE
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
+#include "pw-test-client.h"
 
 #include <jpeglib.h>
-#include <pipewire/pipewire.h>
-#include <spa/buffer/meta.h>
 #include <spa/param/video/format-utils.h>
 #include <spa/debug/types.h>
 
@@ -50,16 +44,13 @@ struct mode {
 };
 
 struct state {
-    struct pw_main_loop *loop;
-    struct pw_stream *stream;
+    struct test_client client;
     struct spa_hook listener;
-    struct spa_source *timer;
-    struct spa_source *input;
     struct mode modes[MAX_MODES];
     int mode_count;
     /* what was negotiated */
     uint32_t subtype, format, width, height, rate_num, rate_denom;
-    int negotiated, announced_node;
+    int negotiated;
     uint32_t color;
     int bars, moving, stamp, quality;
     uint64_t frame, skipped, generation, encoded_generation;
@@ -67,11 +58,7 @@ struct state {
     uint32_t stamp_ms;      /* the --stamp time of the frame being filled */
     uint8_t *jpeg;          /* the last JPEG encoded, for a picture that did not change */
     unsigned long jpeg_size, jpeg_room;
-    char line[256];
-    size_t line_length;
 };
-
-static const uint32_t bar_colors[8] = {0xffffff, 0xffff00, 0x00ffff, 0x00ff00, 0xff00ff, 0xff0000, 0x0000ff, 0x000000};
 
 static uint64_t now_ms(void) {
     struct timespec t;
@@ -217,27 +204,16 @@ static void on_timeout(void *data, uint64_t expirations) {
     struct state *s = data;
     (void)expirations;
     if (!s->negotiated) return;
-    struct pw_buffer *b = pw_stream_dequeue_buffer(s->stream);
-    if (b == NULL) {  /* the consumer holds every buffer: skip this frame, and say so on exit */
-        s->skipped++;
-        return;
-    }
+    struct pw_buffer *b = test_client_dequeue(&s->client, &s->skipped);
+    if (b == NULL) return;
     struct spa_buffer *buf = b->buffer;
     if (fill(s, &buf->datas[0]) < 0) {
         fprintf(stderr, "pw-camera-source: the picture does not fit the buffer (%u bytes)\n", buf->datas[0].maxsize);
         buf->datas[0].chunk->size = 0;
     }
-    struct spa_meta_header *header = spa_buffer_find_meta_data(buf, SPA_META_Header, sizeof(*header));
-    if (header) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        header->pts = SPA_TIMESPEC_TO_NSEC(&now);
-        header->flags = 0;
-        header->seq = s->frame;
-        header->dts_offset = 0;
-    }
+    test_client_stamp(buf, s->frame);
     s->frame++;
-    pw_stream_queue_buffer(s->stream, b);
+    pw_stream_queue_buffer(s->client.stream, b);
 }
 
 static const struct spa_pod *build_mode(struct spa_pod_builder *b, const struct mode *m) {
@@ -306,7 +282,7 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
     params[1] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta,
         SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
         SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
-    pw_stream_update_params(s->stream, params, 2);
+    pw_stream_update_params(s->client.stream, params, 2);
     s->generation++;
     s->negotiated = 1;
     const char *name = subtype == SPA_MEDIA_SUBTYPE_mjpg ? "MJPEG"
@@ -317,22 +293,8 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
     struct state *s = data;
     (void)old;
-    if (!s->announced_node && pw_stream_get_node_id(s->stream) != SPA_ID_INVALID) {
-        printf("node %u\n", pw_stream_get_node_id(s->stream));
-        s->announced_node = 1;
-    }
-    if (state == PW_STREAM_STATE_ERROR) {
-        fprintf(stderr, "pw-camera-source: stream error: %s\n", error ? error : "?");
-        pw_main_loop_quit(s->loop);
-    }
-    if (state == PW_STREAM_STATE_STREAMING) {
-        uint64_t interval_ns = 1000000000ULL * s->rate_denom / s->rate_num;
-        struct timespec interval = {(time_t)(interval_ns / 1000000000ULL), (long)(interval_ns % 1000000000ULL)};
-        struct timespec start = {0, 1};
-        pw_loop_update_timer(pw_main_loop_get_loop(s->loop), s->timer, &start, &interval, false);
-    } else {
-        pw_loop_update_timer(pw_main_loop_get_loop(s->loop), s->timer, NULL, NULL, false);
-    }
+    test_client_state_changed(&s->client, "pw-camera-source", state, error,
+                              1000000000ULL * s->rate_denom / (s->rate_num ? s->rate_num : 30));
 }
 
 static const struct pw_stream_events stream_events = {
@@ -341,20 +303,11 @@ static const struct pw_stream_events stream_events = {
     .param_changed = on_param_changed,
 };
 
-static int parse_color(const char *text, uint32_t *out) {
-    char *end;
-    unsigned long value = strtoul(text, &end, 16);
-    if (*end != '\0' || strlen(text) != 6) return -1;
-    *out = (uint32_t)value;
-    return 0;
-}
-
-static void handle_command(struct state *s, char *line) {
+static void handle_command(void *data, char *line) {
+    struct state *s = data;
     char word[32], hex[16];
     if (sscanf(line, "%31s", word) != 1) return;
-    if (strcmp(word, "quit") == 0) {
-        pw_main_loop_quit(s->loop);
-    } else if (strcmp(word, "color") == 0 && sscanf(line, "%*s %15s", hex) == 1 && parse_color(hex, &s->color) == 0) {
+    if (strcmp(word, "color") == 0 && sscanf(line, "%*s %15s", hex) == 1 && parse_color(hex, &s->color) == 0) {
         s->bars = 0;
         s->generation++;
         printf("color %06x\n", s->color);
@@ -363,33 +316,6 @@ static void handle_command(struct state *s, char *line) {
         s->generation++;
         printf("bars\n");
     }
-}
-
-static void on_input(void *data, int fd, uint32_t mask) {
-    struct state *s = data;
-    (void)mask;
-    char chunk[256];
-    ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n <= 0) {  /* stdin closed: keep producing until a signal */
-        pw_loop_destroy_source(pw_main_loop_get_loop(s->loop), s->input);
-        s->input = NULL;
-        return;
-    }
-    for (ssize_t i = 0; i < n; i++) {
-        if (chunk[i] == '\n' || s->line_length == sizeof(s->line) - 1) {
-            s->line[s->line_length] = '\0';
-            handle_command(s, s->line);
-            s->line_length = 0;
-        } else {
-            s->line[s->line_length++] = chunk[i];
-        }
-    }
-}
-
-static void on_signal(void *data, int signal_number) {
-    struct state *s = data;
-    (void)signal_number;
-    pw_main_loop_quit(s->loop);
 }
 
 static void usage(void) {
@@ -456,34 +382,25 @@ int main(int argc, char *argv[]) {
         else usage();
     }
     if (name == NULL || parse_modes(&s, modes) < 0) usage();
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    pw_init(&argc, &argv);
-    s.loop = pw_main_loop_new(NULL);
-    struct pw_loop *loop = pw_main_loop_get_loop(s.loop);
-    pw_loop_add_signal(loop, SIGINT, on_signal, &s);
-    pw_loop_add_signal(loop, SIGTERM, on_signal, &s);
-    s.timer = pw_loop_add_timer(loop, on_timeout, &s);
-    s.input = pw_loop_add_io(loop, STDIN_FILENO, SPA_IO_IN, false, on_input, &s);
+    test_client_init(&s.client, &argc, &argv, on_timeout, &s, handle_command);
     struct pw_properties *props = pw_properties_new(PW_KEY_MEDIA_CLASS, "Video/Source", PW_KEY_NODE_NAME, name,
                                                     PW_KEY_NODE_DESCRIPTION, description, NULL);
     if (role) pw_properties_set(props, PW_KEY_MEDIA_ROLE, "Camera");
     pw_properties_setf(props, PW_KEY_OBJECT_PATH, "livepush-test:%s", name);
-    s.stream = pw_stream_new_simple(loop, name, props, &stream_events, &s);
+    s.client.stream = pw_stream_new_simple(pw_main_loop_get_loop(s.client.loop), name, props, &stream_events, &s);
     uint8_t buffer[8192];
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
     const struct spa_pod *params[MAX_MODES];
     for (int i = 0; i < s.mode_count; i++) params[i] = build_mode(&b, &s.modes[i]);
-    if (pw_stream_connect(s.stream, PW_DIRECTION_OUTPUT, PW_ID_ANY, PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_MAP_BUFFERS,
+    if (pw_stream_connect(s.client.stream, PW_DIRECTION_OUTPUT, PW_ID_ANY, PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_MAP_BUFFERS,
                           params, (uint32_t)s.mode_count) < 0) {
         fprintf(stderr, "pw-camera-source: cannot connect the stream (is PipeWire running?)\n");
         return 1;
     }
-    pw_main_loop_run(s.loop);
+    pw_main_loop_run(s.client.loop);
     fprintf(stderr, "pw-camera-source: %llu frames sent, %llu ticks skipped (no free buffer)\n",
             (unsigned long long)s.frame, (unsigned long long)s.skipped);
-    pw_stream_destroy(s.stream);
-    pw_main_loop_destroy(s.loop);
-    pw_deinit();
+    test_client_destroy(&s.client);
     free(s.rgb);
     free(s.jpeg);
     return 0;
