@@ -77,6 +77,22 @@ struct CameraCaptureTests {
         }
     }
 
+    /// Many webcams leave the standard Huffman tables out of their MJPEG frames: decoded all the same.
+    @Test func mjpegFramesWithoutHuffmanTablesAsWebcamsSendThemAreDecoded() throws {
+        let source = try camera(["--bars", "--no-huffman-tables"])
+        defer { source.stop() }
+        let path = temporaryPath("camera-dht", ".mkv")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try ProcessRunner.run(livepush, [
+            "screen", path, "--source", "camera", "--camera", source.name, "--camera-format", "mjpeg", "--size",
+            "1280x720", "--resolution", "1280x720", "--no-mic", "--duration", "2", "--quiet",
+        ], environment: try PipeWireVideoSource.environment(), timeoutSeconds: 60)
+        #expect(result.exitCode == 0, "\(result)")
+        let frames = try MediaProbe.decodedFrameCount(path)
+        #expect(frames >= 20, "\(frames) frames of a 2 s recording")
+        try Self.checkBars(path, frame: frames - 5, left: 0, width: 1280, what: "MJPEG without DHT")
+    }
+
     /// The mode asked for by --size and --fps, or the nearest: seen at the receiver by the picture's
     /// shape (16:9 fills the output, 4:3 has black beside it) and by how many different pictures a
     /// second the moving column makes (the camera's rate, under the output's 30), on a busy machine.

@@ -5,7 +5,7 @@
  *
  *   cc -std=c11 -O2 pw-camera-source.c -o pw-camera-source $(pkg-config --cflags --libs libpipewire-0.3) -ljpeg
  *   pw-camera-source --name NAME [--description TEXT] [--modes LIST] [--color RRGGBB | --bars]
- *                    [--moving] [--stamp] [--quality Q] [--no-role]
+ *                    [--moving] [--stamp] [--quality Q] [--no-huffman-tables] [--no-role]
  *
  * --modes  what it offers, comma-separated FORMAT:WxH@FPS[/FPS...] (the first rate is the default);
  *          default: a typical USB webcam, YUY2 slow at its larger size, MJPEG fast:
@@ -15,6 +15,7 @@
  *   --color RRGGBB  every pixel that colour (default 0000ff)
  *   --bars          8 vertical bars, left to right: white, yellow, cyan, green, magenta, red, blue, black
  *   --moving        a white column 1/16 of the width wide moves right by 1/64 of the width each frame
+ *   --no-huffman-tables  MJPEG frames without their DHT segments, as many webcams send them
  *   --stamp         the send time, CLOCK_MONOTONIC in ms modulo 2^32, as 32 blocks of 16x16 pixels along
  *                   the top edge (most significant bit first; white 1, black 0): what the camera
  *                   benchmark reads back to measure latency
@@ -52,7 +53,7 @@ struct state {
     uint32_t subtype, format, width, height, rate_num, rate_denom;
     int negotiated;
     uint32_t color;
-    int bars, moving, stamp, quality;
+    int bars, moving, stamp, quality, no_huffman_tables;
     uint64_t frame, skipped, generation, encoded_generation;
     uint8_t *rgb;           /* the distinct rows of the picture (draw_row), RGB 3 bytes a pixel */
     uint32_t stamp_ms;      /* the --stamp time of the frame being filled */
@@ -122,7 +123,22 @@ static int encode_jpeg(struct state *s) {
         s->jpeg_room = s->jpeg ? size : 0;
         if (!s->jpeg) { free(out); return -1; }
     }
-    memcpy(s->jpeg, out, size);
+    if (s->no_huffman_tables) {
+        /* Webcams often leave the standard Huffman tables out of their frames (the AVI1 Motion-JPEG
+         * convention): drop the DHT segments before the scan, as they do. */
+        unsigned long from = 0, to = 0;
+        while (from + 3 < size && !(out[from] == 0xFF && out[from + 1] == 0xDA)) {
+            if (out[from] == 0xFF && out[from + 1] == 0xC4) {
+                from += 2 + (((unsigned long)out[from + 2] << 8) | out[from + 3]);
+                continue;
+            }
+            s->jpeg[to++] = out[from++];
+        }
+        memcpy(s->jpeg + to, out + from, size - from);
+        size = to + size - from;
+    } else {
+        memcpy(s->jpeg, out, size);
+    }
     s->jpeg_size = size;
     free(out);
     return 0;
@@ -320,7 +336,7 @@ static void handle_command(void *data, char *line) {
 
 static void usage(void) {
     fprintf(stderr, "usage: pw-camera-source --name NAME [--description TEXT] [--modes FORMAT:WxH@FPS[/FPS...],...] "
-                    "[--color RRGGBB | --bars] [--moving] [--stamp] [--quality Q] [--no-role]\n");
+                    "[--color RRGGBB | --bars] [--moving] [--stamp] [--quality Q] [--no-huffman-tables] [--no-role]\n");
     exit(2);
 }
 
@@ -379,6 +395,7 @@ int main(int argc, char *argv[]) {
         else if (strcmp(a, "--moving") == 0) s.moving = 1;
         else if (strcmp(a, "--stamp") == 0) s.stamp = 1;
         else if (strcmp(a, "--no-role") == 0) role = 0;
+        else if (strcmp(a, "--no-huffman-tables") == 0) s.no_huffman_tables = 1;
         else usage();
     }
     if (name == NULL || parse_modes(&s, modes) < 0) usage();
