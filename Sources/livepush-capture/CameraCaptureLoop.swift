@@ -147,6 +147,10 @@ final class CameraSessionSource: PipeWireSessionSource {
         CaptureLoop.note("capturing camera \(camera.camera): \(mode), \(how) \(camera.format.format.rawValue)")
     }
 
+    /// A camera at or under the pusher's rate sets the pace: each picture goes at once (holding one
+    /// back for the pusher's interval only adds latency, and jitter would make it wait often).
+    func pacesTo(fps: Int) -> Bool { mode.frameRate.fps > Double(fps) * 1.05 }
+
     func pusherLimits(maxWidth: Int, maxHeight: Int) {
         CaptureLoop.warn("the pusher takes at most \(maxWidth)x\(maxHeight); the camera's \(mode.width)x\(mode.height) "
             + "pictures are cropped to it (choose a smaller --size)")

@@ -209,7 +209,7 @@ enum PipeWireCaptureLoop {
                 // At most the pusher's rate: meanwhile a newer picture may replace the one written.
                 let intervalNs = UInt64(1_000_000_000 / max(1, fps))
                 let earliestNs = lastSentNs + intervalNs - intervalNs / 10
-                if lastSentNs != 0 && MonotonicClock.nowNs() < earliestNs {
+                if lastSentNs != 0 && MonotonicClock.nowNs() < earliestNs && source.pacesTo(fps: fps) {
                     _ = MonotonicClock.sleep(untilNs: earliestNs) { stopRequested.load(ordering: .relaxed) }
                 }
                 guard let frame = stream.takeFrame(), let slot = offeredSlot else {

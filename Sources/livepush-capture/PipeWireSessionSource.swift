@@ -16,6 +16,9 @@ protocol PipeWireSessionSource: AnyObject {
     var capabilities: Capabilities { get }
     /// How pictures reach the slot, for `--stats`: "copy", "convert", "decode".
     var transfer: String { get }
+    /// Whether pictures must be held back to the pusher's rate `fps` (a screen can produce faster than
+    /// the pusher takes; a camera at or under that rate is sent as each picture comes, without waiting).
+    func pacesTo(fps: Int) -> Bool
     /// WELCOME came with the pusher's rate (`fps`, or `--fps`); a camera starts its stream here.
     func sessionStarting(fps: Int) -> SourceEnd?
     /// WELCOME's limit is below `helloSize`.
@@ -59,6 +62,8 @@ final class ScreenSessionSource: PipeWireSessionSource {
     var transfer: String { "copy" }
 
     func sessionStarting(fps: Int) -> SourceEnd? { nil }
+
+    func pacesTo(fps: Int) -> Bool { true }
 
     func pusherLimits(maxWidth: Int, maxHeight: Int) {
         // The pusher's limit: ask the producer to scale; frames it still sends larger are cropped.
