@@ -1,5 +1,6 @@
 import Foundation
 import LivePush
+import Media
 import RTMP
 
 /// Carries out control commands on one pusher: the same meaning for the control socket, the
@@ -73,6 +74,10 @@ public final class ControlHandler: @unchecked Sendable {
         case .bgm(let action):
             switch action {
             case .start(let path, let loop):
+                // Named at once, without blocking: a FIFO or a device (the decoder checks again, issue 30).
+                if let problem = RegularFile.problem(readingFrom: path) {
+                    return .failure(.refused(command: command.verb, reason: problem))
+                }
                 let code = pusher.startBGM(path: path, loop: loop)
                 guard code == 0 else {
                     return .failure(.refused(command: command.verb, reason: code == -1
