@@ -59,6 +59,7 @@ public final class ControlHandler: @unchecked Sendable {
             do { url = try PushDestination(text) } catch {
                 return .failure(.invalidValue(command: command.verb, value: text, reason: "\(error)"))
             }
+            if Redaction.holdsSecret(text) { KeyCustody.holdKey() }
             guard pusher.addPushDestination(url: text) == 0 else {
                 return .failure(.refused(command: command.verb, reason: "already pushing to \(url) (same URL and key)"))
             }
