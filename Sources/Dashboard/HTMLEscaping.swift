@@ -7,19 +7,16 @@ import Foundation
 public enum HTMLEscaping {
     /// Text between tags (also inside `<title>`): `& < > " '` as character references.
     public static func text(_ value: String) -> String {
-        var out = ""
-        out.reserveCapacity(value.utf8.count)
-        for scalar in value.unicodeScalars {
+        replacingScalars(value) { scalar in
             switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(scalar)
+            case "&": "&amp;"
+            case "<": "&lt;"
+            case ">": "&gt;"
+            case "\"": "&quot;"
+            case "'": "&#39;"
+            default: nil
             }
         }
-        return out
     }
 
     /// A double-quoted attribute's value (`class="..."`): the same references as `text`, which
@@ -31,19 +28,16 @@ public enum HTMLEscaping {
     /// parsed value is unchanged. `json` must be JSON text (these characters then occur only
     /// inside its strings, where the escapes mean the same characters).
     public static func scriptJSON(_ json: String) -> String {
-        var out = ""
-        out.reserveCapacity(json.utf8.count)
-        for scalar in json.unicodeScalars {
+        replacingScalars(json) { scalar in
             switch scalar {
-            case "<": out += "\\u003c"
-            case ">": out += "\\u003e"
-            case "&": out += "\\u0026"
-            case "\u{2028}": out += "\\u2028"
-            case "\u{2029}": out += "\\u2029"
-            default: out.unicodeScalars.append(scalar)
+            case "<": "\\u003c"
+            case ">": "\\u003e"
+            case "&": "\\u0026"
+            case "\u{2028}": "\\u2028"
+            case "\u{2029}": "\\u2029"
+            default: nil
             }
         }
-        return out
     }
 
     /// Trusted program text (our scripts, Debian's Chart.js) inlined in `<script>`: a `</script`
@@ -52,6 +46,16 @@ public enum HTMLEscaping {
     public static func scriptCode(_ code: String) -> String {
         code.replacingOccurrences(of: "</script", with: "<\\/script", options: .caseInsensitive)
             .replacingOccurrences(of: "<!--", with: "<\\!--")
+    }
+
+    /// `value` with each scalar for which `replacement` gives a text replaced by it.
+    private static func replacingScalars(_ value: String, _ replacement: (Unicode.Scalar) -> String?) -> String {
+        var out = ""
+        out.reserveCapacity(value.utf8.count)
+        for scalar in value.unicodeScalars {
+            if let text = replacement(scalar) { out += text } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
     }
 }
 

@@ -31,7 +31,10 @@ struct HelperTrustTests {
         ]), timeoutSeconds: 30)
     }
 
-    @Test func theHelperRefusesASocketDirectoryAnotherUserMadeAndSendsItNothing() throws {
+    /// A victim and an attacker (fresh users), a directory both may write in, and the victim's
+    /// `/tmp/livepush-<uid>` path; all removed after `body`.
+    private func withUsers(_ body: (_ victim: TemporaryUser, _ attacker: TemporaryUser, _ shared: String,
+                                    _ directory: String) throws -> Void) throws {
         let victim = try TemporaryUser.create("victim"), attacker = try TemporaryUser.create("attacker")
         let shared = try sharedDirectory()
         let directory = "/tmp/livepush-\(victim.uid)"
@@ -41,58 +44,57 @@ struct HelperTrustTests {
             try? FileManager.default.removeItem(atPath: directory)
             try? FileManager.default.removeItem(atPath: shared)
         }
-        let log = shared + "/listener.log"
-        let listener = try ProcessRunner.start("setpriv", attacker.arguments("python3", [
-            Repository.path("Tests/Fixtures/foreign_pusher.py"), "--make-dir", "755", directory + "/default.sock", log,
-        ]))
-        defer {
-            kill(listener.processIdentifier, SIGKILL)
-            _ = listener.finish()
-        }
-        #expect(waitForFile(directory + "/default.sock"), "the attacker's listener did not start: \(listener.errorSoFar)")
+        try body(victim, attacker, shared, directory)
+    }
 
-        let result = try runVictimHelper(victim)
-        let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        #expect(!seen.contains("hello=1"), "the helper said HELLO to another user's listener:\n\(seen)")
-        #expect(!seen.contains("accepted"), "the helper connected to another user's socket:\n\(seen)")
-        #expect(result.exitCode != 0, "\(result)")
-        #expect(result.standardError.contains("refusing to use '\(directory)': owned by uid \(attacker.uid), "
-            + "not by this user (\(victim.uid))"), "\(result)")
-        #expect(!result.timedOut, "\(result)")
+    @Test func theHelperRefusesASocketDirectoryAnotherUserMadeAndSendsItNothing() throws {
+        try withUsers { victim, attacker, shared, directory in
+            let log = shared + "/listener.log"
+            let listener = try ProcessRunner.start("setpriv", attacker.arguments("python3", [
+                Repository.path("Tests/Fixtures/foreign_pusher.py"), "--make-dir", "755", directory + "/default.sock", log,
+            ]))
+            defer {
+                kill(listener.processIdentifier, SIGKILL)
+                _ = listener.finish()
+            }
+            #expect(waitForFile(directory + "/default.sock"), "the attacker's listener did not start: \(listener.errorSoFar)")
+
+            let result = try runVictimHelper(victim)
+            let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(!seen.contains("hello=1"), "the helper said HELLO to another user's listener:\n\(seen)")
+            #expect(!seen.contains("accepted"), "the helper connected to another user's socket:\n\(seen)")
+            #expect(result.exitCode != 0, "\(result)")
+            #expect(result.standardError.contains("refusing to use '\(directory)': owned by uid \(attacker.uid), "
+                + "not by this user (\(victim.uid))"), "\(result)")
+            #expect(!result.timedOut, "\(result)")
+        }
     }
 
     @Test func theHelperRefusesAPusherOfAnotherUserInItsOwnPrivateDirectory() throws {
-        let victim = try TemporaryUser.create("victim"), attacker = try TemporaryUser.create("attacker")
-        let shared = try sharedDirectory()
-        let directory = "/tmp/livepush-\(victim.uid)"
-        defer {
-            victim.remove()
-            attacker.remove()
-            try? FileManager.default.removeItem(atPath: directory)
-            try? FileManager.default.removeItem(atPath: shared)
-        }
-        // The victim's own private directory, in which its socket leads to the attacker's listener.
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-        chown(directory, victim.uid, gid_t(victim.uid == 0 ? 0 : getpwuid(victim.uid).pointee.pw_gid))
-        chmod(directory, 0o700)
-        let log = shared + "/listener.log", socketPath = shared + "/attacker/default.sock"
-        let listener = try ProcessRunner.start("setpriv", attacker.arguments("python3", [
-            Repository.path("Tests/Fixtures/foreign_pusher.py"), "--make-dir", "755", socketPath, log,
-        ]))
-        defer {
-            kill(listener.processIdentifier, SIGKILL)
-            _ = listener.finish()
-        }
-        #expect(waitForFile(socketPath), "the attacker's listener did not start: \(listener.errorSoFar)")
-        #expect(symlink(socketPath, directory + "/default.sock") == 0)
+        try withUsers { victim, attacker, shared, directory in
+            // The victim's own private directory, in which its socket leads to the attacker's listener.
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            chown(directory, victim.uid, gid_t(victim.uid == 0 ? 0 : getpwuid(victim.uid).pointee.pw_gid))
+            chmod(directory, 0o700)
+            let log = shared + "/listener.log", socketPath = shared + "/attacker/default.sock"
+            let listener = try ProcessRunner.start("setpriv", attacker.arguments("python3", [
+                Repository.path("Tests/Fixtures/foreign_pusher.py"), "--make-dir", "755", socketPath, log,
+            ]))
+            defer {
+                kill(listener.processIdentifier, SIGKILL)
+                _ = listener.finish()
+            }
+            #expect(waitForFile(socketPath), "the attacker's listener did not start: \(listener.errorSoFar)")
+            #expect(symlink(socketPath, directory + "/default.sock") == 0)
 
-        let result = try runVictimHelper(victim)
-        let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        #expect(!seen.contains("hello=1"), "the helper said HELLO to another user's pusher:\n\(seen)")
-        #expect(result.exitCode != 0, "\(result)")
-        #expect(result.standardError.contains("the process serving '\(directory)/default.sock' (pid ")
-            && result.standardError.contains("runs as uid \(attacker.uid), not as this helper's user (\(victim.uid))"),
-                "\(result)")
-        #expect(!result.timedOut, "\(result)")
+            let result = try runVictimHelper(victim)
+            let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(!seen.contains("hello=1"), "the helper said HELLO to another user's pusher:\n\(seen)")
+            #expect(result.exitCode != 0, "\(result)")
+            #expect(result.standardError.contains("the process serving '\(directory)/default.sock' (pid ")
+                && result.standardError.contains("runs as uid \(attacker.uid), not as this helper's user (\(victim.uid))"),
+                    "\(result)")
+            #expect(!result.timedOut, "\(result)")
+        }
     }
 }
