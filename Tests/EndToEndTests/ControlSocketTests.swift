@@ -150,7 +150,7 @@ extension SharedScreen {
                     "\(list)")
             let noFile = try broadcast.ctl(["add", "--url-file", "/nonexistent/url"])
             #expect(noFile.result.exitCode == 2 && noFile.result.standardError.contains(
-                "add --url-file: cannot read a URL from '/nonexistent/url'"), "\(noFile.result)")
+                "add --url-file: the URL file '/nonexistent/url' does not exist"), "\(noFile.result)")
             let unknown = try broadcast.ctl(["jump"])
             #expect(unknown.result.exitCode == 2 && unknown.result.standardError.contains("unknown command 'jump'"))
             #expect(unknown.answer?["ok"] as? Bool == false)

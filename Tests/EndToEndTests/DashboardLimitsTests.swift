@@ -30,6 +30,20 @@ extension SharedScreen {
             return (threads, descriptors)
         }
 
+        @Test func theDescriptorLimitIsRaisedToTheHardLimitAtStart() throws {
+            let run = try ProcessRunner.start("prlimit", ["--nofile=256:4096", livepush, "push", "rtmp://127.0.0.1:9/live/k",
+                                                          "--display", try TestEnvironment.display(), "--region", "0,0,320,240",
+                                                          "--no-mic", "--quiet", "--duration", "3"])
+            let pid = run.processIdentifier
+            var limits = ""
+            #expect(waitUntil(timeoutSeconds: 10) {
+                limits = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""
+                let commandLine = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+                return commandLine.contains("push") && limits.contains("Max open files            4096                 4096")
+            }, "\(limits)")
+            _ = run.finish()
+        }
+
         @Test(.timeLimit(.minutes(10)))
         func theBroadcastKeepsItsPushItsHelperAndItsFrameRateThrough1100IdleConnections() throws {
             let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "1e2a3a", "ffcc00", "120", "8"])
