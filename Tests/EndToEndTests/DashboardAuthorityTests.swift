@@ -53,8 +53,7 @@ extension SharedScreen {
             let snapshot = temporary("stolen") + ".png"
             let server = try ProcessRunner.start("python3", [Repository.path("Tests/Fixtures/hostile_page.py"), portFile, log])
             defer {
-                server.interrupt()
-                kill(server.processIdentifier, SIGKILL)
+                if server.isRunning { kill(server.processIdentifier, SIGKILL) }
                 _ = server.finish()
             }
             #expect(waitUntil(timeoutSeconds: 10) { FileManager.default.fileExists(atPath: portFile) })

@@ -74,7 +74,7 @@ extension SharedScreen {
                                                             "127.0.0.1", String(port), "1100"], interactive: true)
             defer {
                 flood.closeInput()
-                kill(flood.processIdentifier, SIGKILL)
+                if flood.isRunning { kill(flood.processIdentifier, SIGKILL) }
                 _ = flood.finish()
             }
             let connected = try #require(flood.waitForLine(startingWith: "connected", timeoutSeconds: 60), "\(flood.errorSoFar)")

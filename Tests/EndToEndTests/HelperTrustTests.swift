@@ -54,7 +54,7 @@ struct HelperTrustTests {
                 Repository.path("Tests/Fixtures/foreign_pusher.py"), "--make-dir", "755", directory + "/default.sock", log,
             ]))
             defer {
-                kill(listener.processIdentifier, SIGKILL)
+                if listener.isRunning { kill(listener.processIdentifier, SIGKILL) }
                 _ = listener.finish()
             }
             #expect(waitForFile(directory + "/default.sock"), "the attacker's listener did not start: \(listener.errorSoFar)")
@@ -81,7 +81,7 @@ struct HelperTrustTests {
                 Repository.path("Tests/Fixtures/foreign_pusher.py"), "--make-dir", "755", socketPath, log,
             ]))
             defer {
-                kill(listener.processIdentifier, SIGKILL)
+                if listener.isRunning { kill(listener.processIdentifier, SIGKILL) }
                 _ = listener.finish()
             }
             #expect(waitForFile(socketPath), "the attacker's listener did not start: \(listener.errorSoFar)")

@@ -86,7 +86,7 @@ extension SharedScreen {
                     "--resolution", "320x240", "--no-mic", "--quiet", "--duration", "20",
                 ] + (allowCore ? ["--allow-core-dump"] : []), environment: ["XDG_RUNTIME_DIR": runtime]))
                 defer {
-                    pusher.interrupt()
+                    if pusher.isRunning { pusher.interrupt() }
                     _ = pusher.finish()
                 }
                 let pid = pusher.processIdentifier

@@ -14,7 +14,7 @@ public final class CPUHog: @unchecked Sendable {
 
     public func stop() {
         for process in processes {
-            kill(process.processIdentifier, SIGKILL)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             _ = process.finish()
         }
         processes = []
