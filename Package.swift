@@ -137,7 +137,8 @@ let package = Package(
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "TestSupport"]),
-        .testTarget(name: "ControlTests", dependencies: ["Control", "Dashboard", "HTTPServer", "LivePush", "TestSupport"]),
+        .testTarget(name: "ControlTests",
+                    dependencies: ["Control", "Dashboard", "HTTPServer", "LivePush", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(

@@ -177,7 +177,8 @@ public struct Rendezvous: Sendable, Equatable {
             return "owned by uid \(status.st_uid), not by this user (\(getuid()))"
         }
         guard status.st_mode & 0o077 == 0 else {
-            return "mode \(String(status.st_mode & 0o777, radix: 8)) lets other users in; it must be 700 (chmod 700 \(path))"
+            let mode = String(status.st_mode & 0o777, radix: 8)
+            return "mode \(mode) lets other users in; it must be 700 (chmod 700 \(path))"
         }
         return nil
     }

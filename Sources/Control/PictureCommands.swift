@@ -10,7 +10,9 @@ enum PictureCommands {
     {
         switch action {
         case .add(let file):
-            if let problem = RegularFile.problem(readingFrom: file.path) { return .failure(.refused(command: verb, reason: problem)) }
+            if let problem = RegularFile.problem(readingFrom: file.path) {
+                return .failure(.refused(command: verb, reason: problem))
+            }
             let position = file.position
             let id = pusher.addWatermark(path: file.path, x: position.x, y: position.y, width: position.width,
                                          opacity: position.opacity)

@@ -31,7 +31,7 @@ public final class Dashboard: @unchecked Sendable {
         let routes = DashboardRoutes(handler: handler, hub: hub, resources: resources)
         self.routes = routes
         do {
-            server = try HTTPServer(address: address, port: port, limits: .dashboard) { request in routes.answer(request) }
+            server = try HTTPServer(address: address, port: port, limits: .dashboard) { routes.answer($0) }
         } catch {
             throw .http(error)
         }

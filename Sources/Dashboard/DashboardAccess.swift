@@ -39,7 +39,8 @@ struct DashboardAccess: Sendable {
             return .text(403, "403 Forbidden: a page of another origin (Origin \(origin)) may not use this dashboard")
         }
         if let site = request.headers["sec-fetch-site"], site != "same-origin" && site != "none" {
-            return .text(403, "403 Forbidden: a page of another origin (Sec-Fetch-Site: \(site)) may not use this dashboard")
+            return .text(403, "403 Forbidden: a page of another origin (Sec-Fetch-Site: \(site)) may not use this "
+                + "dashboard")
         }
         return nil
     }
@@ -63,7 +64,9 @@ struct DashboardAccess: Sendable {
     /// `ADDRESS:PORT` for the address listened on; `localhost:PORT` too for a loopback address;
     /// any IPv4 address with the port for 0.0.0.0 (an address, never a name: no DNS rebinding).
     func acceptsHost(_ host: String) -> Bool {
-        guard let colon = host.lastIndex(of: ":"), host[host.index(after: colon)...] == String(port) else { return false }
+        guard let colon = host.lastIndex(of: ":"), host[host.index(after: colon)...] == String(port) else {
+            return false
+        }
         let name = String(host[..<colon])
         if name == address { return true }
         if name == "localhost" { return Dashboard.isLoopback(address) || address == "0.0.0.0" }

@@ -103,7 +103,9 @@ struct PageTemplate {
                 throw Mismatch(description: "an unclosed {{ in the page template")
             }
             let name = String(rest[open.upperBound..<close.lowerBound])
-            guard let value = values[name] else { throw Mismatch(description: "no value for {{\(name)}} in the page template") }
+            guard let value = values[name] else {
+                throw Mismatch(description: "no value for {{\(name)}} in the page template")
+            }
             out += value.written
             used.insert(name)
             rest = rest[close.upperBound...]

@@ -116,7 +116,8 @@ public struct SessionReport {
         }
         let text = HTMLEscaping.text, attribute = HTMLEscaping.attribute
         let summaryRows = summary.map { row in
-            "<tr><th>\(text(row.label))</th><td class=\"number\" data-key=\"\(attribute(row.key))\">\(text(row.value))</td></tr>"
+            "<tr><th>\(text(row.label))</th>"
+                + "<td class=\"number\" data-key=\"\(attribute(row.key))\">\(text(row.value))</td></tr>"
         }.joined(separator: "\n")
         let destinationList = destinations()
         let destinationRows = destinationList.enumerated().map { index, item in
@@ -125,13 +126,15 @@ public struct SessionReport {
             let bytes = item.samples.reduce(0) { $0 + int($1.destination, "bytesSent") }
             let dropped = item.samples.reduce(0) { $0 + int($1.destination, "framesDropped") }
             let cells = [("Min", rate.min), ("Mean", rate.mean), ("Max", rate.max), ("Bytes", bytes), ("Dropped", dropped)]
-                .map { "<td class=\"number\" data-key=\"\(attribute("destination\(index)\($0.0)"))\">\($0.1)</td>" }.joined()
+                .map { "<td class=\"number\" data-key=\"\(attribute("destination\(index)\($0.0)"))\">\($0.1)</td>" }
+                .joined()
             return "<tr><td>\(text(item.label))</td>\(cells)</tr>"
         }.joined(separator: "\n")
         let timeline = events.filter { ["warning", "error", "pushStatus", "control", "captureStarted", "captureStopped",
                                         "recordBegin", "recordComplete", "session"].contains(type($0)) }
             .map { event in
-                let line = String(format: "%.1f s ", seconds(event)) + (event["time"] as? String ?? "") + " " + describe(event)
+                let line = String(format: "%.1f s ", seconds(event)) + (event["time"] as? String ?? "") + " "
+                    + describe(event)
                 return "<li class=\"\(attribute(type(event)))\">\(text(line))</li>"
             }.joined(separator: "\n")
         let data = chartData(destinationList)
@@ -144,10 +147,12 @@ public struct SessionReport {
             return try PageTemplate(template: template).fill([
                 "CHARTJS": .scriptCode(chartJS), "REPORTJS": .scriptCode(script), "CHARTSJS": .scriptCode(common),
                 "DATA": .scriptJSON(data), "TITLE": .text(title), "SUBTITLE": .text(subtitle),
-                "SUMMARY": .markup(summaryRows), "DESTINATIONS": .markup(destinationRows), "TIMELINE": .markup(timeline),
+                "SUMMARY": .markup(summaryRows), "DESTINATIONS": .markup(destinationRows),
+                "TIMELINE": .markup(timeline),
             ])
         } catch {
-            throw .resourcesMissing("the page file report.html does not fit this livepush (\(error)); reinstall LivePush")
+            throw .resourcesMissing("the page file report.html does not fit this livepush (\(error)); "
+                + "reinstall LivePush")
         }
     }
 

@@ -38,7 +38,8 @@ public struct HTTPServerLimits: Sendable, Equatable {
 
     /// The dashboard's: a page uses about 8 connections (Chromium's 6 per host, the event stream,
     /// the picture), a few pages fit; a stream sends every second, so 15 s idle is a dead client.
-    public static let dashboard = HTTPServerLimits(connectionTimeoutS: 15, maxConnections: 64, maxConnectionsPerAddress: 32)
+    public static let dashboard = HTTPServerLimits(connectionTimeoutS: 15, maxConnections: 64,
+                                                   maxConnectionsPerAddress: 32)
 }
 
 /// What the handler answers: a body, or a stream that stays open (Server-Sent Events).
@@ -238,12 +239,12 @@ private let httpAccessHandler: MHD_AccessHandlerCallback = {
     }
     let box = Unmanaged<HTTPBox>.fromOpaque(context).takeUnretainedValue()
     guard let server = box.server else { return .NO }
+    let headers = Dictionary(values(connection, .HEADER_KIND).map { ($0.key.lowercased(), $0.value) },
+                             uniquingKeysWith: { first, _ in first })
     let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
                               path: url.map { String(cString: $0) } ?? "/",
                               query: values(connection, .GET_ARGUMENT_KIND),
-                              cookies: values(connection, .COOKIE_KIND),
-                              headers: Dictionary(values(connection, .HEADER_KIND).map { ($0.key.lowercased(), $0.value) },
-                                                  uniquingKeysWith: { first, _ in first }))
+                              cookies: values(connection, .COOKIE_KIND), headers: headers)
     let answer = server.handler(request)
     let response: OpaquePointer?
     if let stream = answer.stream {

@@ -32,7 +32,8 @@ public enum RegularFile {
     }
 
     private static func systemFailure(_ path: String, _ code: Int32) -> Failure {
-        Failure(path: path, reason: code == ENOENT ? "does not exist" : "cannot be opened: " + String(cString: strerror(code)))
+        Failure(path: path, reason: code == ENOENT ? "does not exist"
+            : "cannot be opened: " + String(cString: strerror(code)))
     }
 
     /// Opens `path` for reading without blocking (O_NONBLOCK, then blocking again for the reads)

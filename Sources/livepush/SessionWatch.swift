@@ -145,8 +145,8 @@ final class SessionWatch: @unchecked Sendable {
                 self.dashboard = dashboard
                 notes.append("dashboard: \(dashboard.url)")
                 if !Dashboard.isLoopback(address) {
-                    warnings.append("the dashboard listens on \(address):\(dashboard.port) over plain HTTP: its page, token "
-                        + "and picture travel in clear text to anyone on the network path")
+                    warnings.append("the dashboard listens on \(address):\(dashboard.port) over plain HTTP: its page, "
+                        + "token and picture travel in clear text to anyone on the network path")
                 }
                 if !Dashboard.chartJSInstalled {
                     warnings.append("Chart.js is not at \(Dashboard.chartJSPath): the dashboard has no charts; "

@@ -105,7 +105,8 @@ struct ControlCommandTests {
         #expect(Redaction.redactURL("rtmp://user@h/app") == "rtmp://****@h/app")
         #expect(Redaction.redactURL("srt://h:9000#frag") == "srt://h:9000#****")
         #expect(Redaction.redactURL("rtmp://****@h/app/****?****") == "rtmp://****@h/app/****?****")
-        #expect(Redaction.redact("to rtmp://a:b@h/live/k and srt://h:1?passphrase=p.") == "to rtmp://****@h/live/**** and srt://h:1?****")
+        #expect(Redaction.redact("to rtmp://a:b@h/live/k and srt://h:1?passphrase=p.")
+            == "to rtmp://****@h/live/**** and srt://h:1?****")
         #expect(Redaction.holdsSecret("rtmp://h/live/key") && Redaction.holdsSecret("srt://h:9000?streamid=s"))
         #expect(!Redaction.holdsSecret("rtmp://h/live") && !Redaction.holdsSecret("srt://h:9000"))
     }

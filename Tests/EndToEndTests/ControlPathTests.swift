@@ -27,7 +27,8 @@ extension SharedScreen {
             ])
             #expect(try broadcast.waitUntilPublishing())
             let cases: [([String], String)] = [
-                (["bgm", "start", directory + "/music.mp3"], "'\(directory)/music.mp3' is a FIFO (named pipe), not a regular file"),
+                (["bgm", "start", directory + "/music.mp3"],
+                 "'\(directory)/music.mp3' is a FIFO (named pipe), not a regular file"),
                 (["watermark", "add", directory + "/mark.png@0.1,0.1,0.2"],
                  "'\(directory)/mark.png' is a FIFO (named pipe), not a regular file"),
                 (["watermark", "add", directory + "/zero.png@0.1,0.1,0.2"],
@@ -45,7 +46,8 @@ extension SharedScreen {
                 #expect(result.standardError.contains(message), "\(result)")
             }
             // The same over the dashboard (with every command allowed).
-            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n").first { $0.contains("dashboard: http") })
+            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n")
+                .first { $0.contains("dashboard: http") })
             let url = String(line.split(separator: " ").last ?? "")
             let base = String(url.split(separator: "?").first ?? "")
             let token = String(url.split(separator: "=").last ?? "")

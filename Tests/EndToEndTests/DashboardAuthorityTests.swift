@@ -17,7 +17,9 @@ extension SharedScreen {
             FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make(name)).path
         }
 
-        private func startBroadcast(_ extra: [String] = [], dashboard: String = "0") throws -> (LiveBroadcast, url: String, port: Int, token: String) {
+        private func startBroadcast(_ extra: [String] = [], dashboard: String = "0") throws
+            -> (LiveBroadcast, url: String, port: Int, token: String)
+        {
             let broadcast = try LiveBroadcast(livepush: livepush, [
                 "push", try TestEnvironment.recordURL(key: UniqueName.make("authkey")), "--display",
                 try TestEnvironment.display(), "--region", "0,0,320,240", "--resolution", "320x240", "--no-mic",
@@ -25,7 +27,8 @@ extension SharedScreen {
             ] + extra)
             #expect(try broadcast.waitUntilPublishing())
             #expect(broadcast.command.waitForError("dashboard: http://127.0.0.1:"), "\(broadcast.command.errorSoFar)")
-            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n").first { $0.contains("dashboard: http") })
+            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n")
+                .first { $0.contains("dashboard: http") })
             let url = String(line.split(separator: " ").last ?? "")
             let port = try #require(url.split(separator: ":").last?.split(separator: "/").first.flatMap { Int($0) }, "\(url)")
             let token = String(url.split(separator: "=").last ?? "")

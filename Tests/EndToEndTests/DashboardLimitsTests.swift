@@ -59,12 +59,14 @@ extension SharedScreen {
                 "--region", "0,0,320,240", "--resolution", "320x240", "--fps", "30", "--no-mic", "--quiet",
                 "--dashboard", "0",
             ], launcher: ["prlimit", "--nofile=1024:1024"])
-            #expect(broadcast.command.waitForError("screen capture started", timeoutSeconds: 30), "\(broadcast.command.errorSoFar)")
+            #expect(broadcast.command.waitForError("screen capture started", timeoutSeconds: 30),
+                    "\(broadcast.command.errorSoFar)")
             #expect(try broadcast.waitUntilPublishing())
             let pid = broadcast.command.processIdentifier
             let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
             #expect(limits.contains("Max open files            1024                 1024"), "\(limits)")
-            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n").first { $0.contains("dashboard: http") })
+            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n")
+                .first { $0.contains("dashboard: http") })
             let url = String(line.split(separator: " ").last ?? "")
             let port = try #require(url.split(separator: ":").last?.split(separator: "/").first.flatMap { Int($0) }, "\(url)")
             let token = String(url.split(separator: "=").last ?? "")
@@ -77,7 +79,8 @@ extension SharedScreen {
                 if flood.isRunning { kill(flood.processIdentifier, SIGKILL) }
                 _ = flood.finish()
             }
-            let connected = try #require(flood.waitForLine(startingWith: "connected", timeoutSeconds: 60), "\(flood.errorSoFar)")
+            let connected = try #require(flood.waitForLine(startingWith: "connected", timeoutSeconds: 60),
+                                         "\(flood.errorSoFar)")
             #expect(connected == "connected 1100", "\(connected)")
             // Long enough for a server without limits to have taken every connection.
             Thread.sleep(forTimeInterval: 3)

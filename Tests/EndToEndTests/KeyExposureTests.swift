@@ -116,7 +116,8 @@ extension SharedScreen {
             #expect(!refused.standardOutput.contains("SHAREDKEY") && !refused.standardError.contains("SHAREDKEY"))
             // Settings without keys may be shared.
             try write("{\"fps\": 25}", to: config, mode: 0o644)
-            let shared = try ProcessRunner.run(livepush, ["push", "rtmp://127.0.0.1/live/k", "--config", config, "--print-config"])
+            let shared = try ProcessRunner.run(livepush, ["push", "rtmp://127.0.0.1/live/k", "--config", config,
+                                                          "--print-config"])
             #expect(shared.exitCode == 0, "\(shared)")
 
             // `ctl add --url-file` is held to --url-file's rule, before anything is sent.
