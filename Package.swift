@@ -101,14 +101,14 @@ let package = Package(
                                                  "AudioProcessing", "CommandLineSupport", "PreviewWindow"]),
 
         // Steering and watching a broadcast: control socket, JSON events (issue 14).
-        .target(name: "Control", dependencies: ["LivePush", "CaptureLink", "CLinuxShim", "RTMP"]),
+        .target(name: "Control", dependencies: ["LivePush", "Media", "CaptureLink", "CLinuxShim", "RTMP"]),
         // libmicrohttpd (Debian's libmicrohttpd-dev): shims for its variadic start and its macros; the library
         // itself comes through CLazyLibraries.
         .target(name: "CMicroHTTPD", dependencies: ["CLazyLibraries"]),
         // The dashboard's HTTP server; libmicrohttpd's types stay inside.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // The live dashboard (page and Chart.js served from disk) and the session report.
-        .target(name: "Dashboard", dependencies: ["Control", "HTTPServer", "LivePush"],
+        .target(name: "Dashboard", dependencies: ["Control", "HTTPServer", "LivePush", "Media"],
                 resources: [.copy("Resources")]),
 
         // MARK: Executables.
@@ -137,7 +137,8 @@ let package = Package(
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "TestSupport"]),
-        .testTarget(name: "ControlTests", dependencies: ["Control", "LivePush", "TestSupport"]),
+        .testTarget(name: "ControlTests",
+                    dependencies: ["Control", "Dashboard", "HTTPServer", "LivePush", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(

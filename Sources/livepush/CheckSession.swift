@@ -1,6 +1,7 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
+import LivePush
 import Synchronization
 
 /// One run of a helper command against a private pusher endpoint, for `livepush check-helper`:
@@ -72,9 +73,11 @@ final class CheckSession: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.resolve(command[0]))
         process.arguments = Array(arguments)
         // The launch convention (SPEC §3.6): the group as {group}, LIVEPUSH_CAPTURE_GROUP, and a private
-        // XDG_RUNTIME_DIR holding the socket.
-        process.environment = ProcessInfo.processInfo.environment.merging(
+        // XDG_RUNTIME_DIR holding the socket. A helper under test is anyone's program: no stream key.
+        var environment = ProcessInfo.processInfo.environment.merging(
             ["XDG_RUNTIME_DIR": runtime, "LIVEPUSH_CAPTURE_GROUP": group]) { $1 }
+        environment[PushURLSources.environmentVariable] = nil
+        process.environment = environment
         process.standardInput = FileHandle.nullDevice
         do {
             try process.run()

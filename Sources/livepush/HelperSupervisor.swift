@@ -40,9 +40,13 @@ final class HelperSupervisor: @unchecked Sendable {
     private var lastLine = ""
     private var outputEnded = false
 
-    init(executable: URL, arguments: [String]) {
+    /// The helper's whole environment (the starter decides: no LIVEPUSH_URL, issue 30).
+    let environment: [String: String]
+
+    init(executable: URL, arguments: [String], environment: [String: String]) {
         self.executable = executable
         self.arguments = arguments
+        self.environment = environment
     }
 
     /// The running helper's pid, or nil between runs.
@@ -52,6 +56,7 @@ final class HelperSupervisor: @unchecked Sendable {
         let helper = Process()
         helper.executableURL = executable
         helper.arguments = arguments
+        helper.environment = environment
         let output = Pipe()
         helper.standardError = output
         helper.standardOutput = output

@@ -1,4 +1,5 @@
 import CommandLineSupport
+import Control
 import Dispatch
 import Foundation
 import LivePush
@@ -39,6 +40,8 @@ enum ScreenCommand {
         .flag("quiet", short: "q", help: "No live status line."),
         .flag("print-config", help: "Print the effective configuration (the file, then the options) as JSON, "
             + "stream keys as ****, and exit."),
+        .flag("allow-core-dump", help: "Stay dumpable while holding a stream key, so that a crash leaves a core "
+            + "for a bug report (use a test key: the core holds it). By default a run holding a key is not dumpable."),
         .flag("help", short: "h", help: "Show this help."),
     ]
 
@@ -133,6 +136,8 @@ enum ScreenCommand {
             pushURLs = parsed.positionals.filter(isURL)
             if let path = config.urlFile { pushURLs += try PushURLSources.fromFile(path) }
             pushURLs += PushURLSources.fromEnvironment()
+            // Read: no child of this run (helpers, anyone's --helper) gets it from the environment.
+            unsetenv(PushURLSources.environmentVariable)
             if pushURLs.isEmpty { pushURLs = fromFile.destinations }
             if command == "push" && pushURLs.isEmpty {
                 throw ArgumentError.missingArgument("URL (or --url-file FILE, or $\(PushURLSources.environmentVariable))")
@@ -171,6 +176,9 @@ enum ScreenCommand {
             }
             return (parsed.value(spec.name) ?? fromFile.captureValues[spec.name]).map { ["--\(spec.name)", $0] } ?? []
         }
+        // The keys are in memory from here on (issue 30): no core, no ptrace by the user's other processes.
+        if parsed.has("allow-core-dump") { KeyCustody.allowCoreDumps() }
+        if pushURLs.contains(where: Redaction.holdsSecret) { KeyCustody.holdKey() }
         if parsed.has("print-config") {
             print(EffectiveConfiguration.json(config: config, destinations: pushURLs, recordingPath: output,
                                               helperArguments: command == "record" ? [] : helperArguments,
