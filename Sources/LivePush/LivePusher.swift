@@ -50,9 +50,9 @@ public final class LivePusher: @unchecked Sendable {
     var resolutionController: ResolutionController?
     /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
     var userPaused = false
-    private var helperPaused = false
+    var helperPaused = false
     /// A helper (re)started: the screen comes back with its first frame.
-    private var helperReturning = false
+    var helperReturning = false
     /// The audio controls the user set, kept for a pipeline that does not exist yet.
     private var audioControls = PendingAudioControls()
     /// Each destination's latest status and figures (`status`, LivePusherStatus.swift).
@@ -275,79 +275,6 @@ public final class LivePusher: @unchecked Sendable {
         endpoint?.stop()
         pipeline?.stop()
         audioPipeline?.stop()
-    }
-
-    private func handle(_ event: CaptureLinkEvent) {
-        switch event {
-        case .started:
-            lock.withLock {
-                helperReturning = true
-                pipeline?.startNewSession()
-            }
-            notify { $0.onScreenCaptureStarted() }
-        case .frame:
-            // A helper that (re)started: its first frame brings the screen back, on a keyframe.
-            lock.withLock {
-                pipeline?.frameArrived()
-                if helperReturning {
-                    helperReturning = false
-                    pipeline?.hidePlaceholder(.helperLost)
-                }
-            }
-        case .paused:
-            lock.withLock {
-                helperPaused = true
-                pipeline?.showPlaceholder(.paused)
-            }
-        case .resumed:
-            lock.withLock {
-                helperPaused = false
-                if !userPaused { pipeline?.hidePlaceholder(.paused) }
-            }
-        case .finished(let code, let text):
-            helperGone()
-            let planned = code == FinishReason.user.rawValue || code == FinishReason.done.rawValue
-            // RESTARTING: the captured display or output changed past what the session carries
-            // (SPEC §5.7); the helper comes back at once: the reference's reason 2.
-            let reason: Int32 = planned ? 0 : code == FinishReason.restarting.rawValue ? 2 : 1
-            if reason != 0 {
-                notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: "capture helper finished: \(text)",
-                                      extraInfo: ["reason": String(code)]) }
-            }
-            notify { $0.onScreenCaptureStopped(reason: reason) }
-        case .lost(let reason):
-            helperGone()
-            notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: reason, extraInfo: [:]) }
-            notify { $0.onScreenCaptureStopped(reason: 1) }
-        case .violation(let violation, _):
-            helperGone()
-            notify { $0.onWarning(code: LivePushWarningCode.helperViolation, message: violation.description,
-                                  extraInfo: ["rule": violation.code.name]) }
-            notify { $0.onScreenCaptureStopped(reason: 1) }
-        case .rejected(let code, let reason):
-            notify { $0.onWarning(code: LivePushWarningCode.helperRejected, message: reason,
-                                  extraInfo: ["rule": code.name]) }
-        case .audio(let audio):
-            lock.lock()
-            let audioPipeline = self.audioPipeline
-            lock.unlock()
-            audioPipeline?.push(audio)
-        case .unchangedFrame:
-            lock.withLock { pipeline?.frameArrived() }
-        case .connected:
-            break
-        }
-    }
-
-    /// The helper stopped or went away: the output goes on with the placeholder, at its frame
-    /// rate, and audio goes on, until a helper comes back on the group.
-    private func helperGone() {
-        lock.withLock {
-            helperReturning = false
-            helperPaused = false
-            if !userPaused { pipeline?.hidePlaceholder(.paused) }
-            pipeline?.showPlaceholder(.helperLost)
-        }
     }
 
     // MARK: Audio

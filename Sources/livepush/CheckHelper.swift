@@ -177,6 +177,15 @@ enum CheckHelper {
             } else if seen.helper != nil {
                 line(false, "frames", "no FRAME arrived")
             }
+            if seen.frames > 0 || seen.audioMessages > 0 {
+                // SPEC §9: not a violation (the pusher uses the arrival time), but a clock to fix.
+                if let warning = seen.implausibleTimestamp {
+                    line(false, "timestamps", "\(warning.message).pts_ns \(warning.aheadMs) ms ahead of CLOCK_MONOTONIC: "
+                        + "stamp each frame and AUDIO with clock_gettime(CLOCK_MONOTONIC) at capture")
+                } else {
+                    line(true, "timestamps", "every pts_ns within 1 s of the pusher's CLOCK_MONOTONIC")
+                }
+            }
             for probe in probes { line(probe.pass, probe.name, probe.detail) }
             if probesEnded {
                 print("--    STOP: not checked; the path above failed")
