@@ -29,6 +29,8 @@ public final class LivePusher: @unchecked Sendable {
     public let config: LivePushConfig
     private weak var observer: (any LivePusherObserver)?
     private let callbackQueue: DispatchQueue
+    /// Set on `callbackQueue` (see `destroy`).
+    private let callbackQueueKey = DispatchSpecificKey<Void>()
     let lock = NSLock()
     private(set) var endpoint: PusherEndpoint?
     var pipeline: VideoPipeline?
@@ -81,10 +83,16 @@ public final class LivePusher: @unchecked Sendable {
                                               currentKbps: bitrates.initial, enabled: self.config.autoBitrate)
         self.observer = observer
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "livepush.observer")
+        // Marks the queue as this pusher's, so that `destroy` knows when it runs on it (a sync
+        // there would wait for itself). A key per pusher: several may share one queue.
+        self.callbackQueue.setSpecific(key: callbackQueueKey, value: ())
         sound.setNotifier { [weak self] call in self?.notify(call) }
     }
 
-    deinit { destroy() }
+    deinit {
+        destroy()
+        callbackQueue.setSpecific(key: callbackQueueKey, value: nil)  // the key's address may be reused
+    }
 
     // MARK: Screen capture
 
@@ -135,6 +143,9 @@ public final class LivePusher: @unchecked Sendable {
             var endpointConfiguration = PusherEndpointConfiguration(group: group)
             endpointConfiguration.runtimeDirectory = runtimeDirectory
             endpointConfiguration.fps = UInt32(config.fps)
+            // A helper is granted AUDIO only when its sound has somewhere to go: without an audio
+            // pipeline, it is told so in WELCOME instead of having its sound dropped.
+            if !audio { endpointConfiguration.audioFormats = [] }
             do {
                 endpoint = try PusherEndpoint(configuration: endpointConfiguration) { [weak self] event in
                     self?.handle(event)
@@ -354,10 +365,16 @@ public final class LivePusher: @unchecked Sendable {
         microphone?.stop()
     }
 
-    /// Stops everything; the pusher cannot be used afterwards.
+    /// Stops everything; the pusher cannot be used afterwards. Called from any other thread, it
+    /// returns once every callback already queued has run. Called on the callback queue itself
+    /// (from an observer callback, or when the last reference to the pusher goes away in one), it
+    /// cannot wait for them, since they run after the callback it is called from: it returns once
+    /// everything is stopped. Callbacks of a pusher that no longer exists are skipped.
     public func destroy() {
         stopScreenCapture()
-        callbackQueue.sync {}  // every callback already queued has run
+        if DispatchQueue.getSpecific(key: callbackQueueKey) == nil {
+            callbackQueue.sync {}  // every callback already queued has run
+        }
     }
 
     // MARK: Statistics
