@@ -29,7 +29,9 @@ enum CheckHelper {
             Exits with 1 when any rule or path fails.
             The helper is started as SPEC.md §3.6 says: an argument written {group} is replaced by the
             group name, which is also in LIVEPUSH_CAPTURE_GROUP, and XDG_RUNTIME_DIR is a private
-            directory holding the group's socket.
+            directory holding the group's socket. Write it where your helper takes its group, in the
+            conventional form --group {group} (what liblivepush-capture's lpc_group_from_args() and
+            the Python package's group_from_args() read, and how livepush starts a helper).
             """,
         sections: [OptionSection("Options", options)],
         arguments: .file,
