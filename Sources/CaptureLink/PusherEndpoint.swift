@@ -114,8 +114,8 @@ public final class PusherEndpoint: @unchecked Sendable {
         wake()
     }
 
-    /// Asks the connected helper to finish (STOP, user); it is disconnected after 1 s regardless.
-    /// The link thread sends the STOP on its next turn.
+    /// Asks the connected helper to finish (STOP, user, sent before this returns unless the helper's
+    /// socket is full); it is disconnected after 1 s regardless.
     public func requestStop(text: String = "screen capture stopped") {
         let session = current.withLock { $0 }
         session?.askToStop(reason: .user, text: text)
@@ -193,6 +193,7 @@ public final class PusherEndpoint: @unchecked Sendable {
             if let summary = refusals.summary(nowNs: MonotonicClock.nowNs()) { handler(summary) }
         }
         rejected.removeAll()
+        if let summary = refusals.summary(nowNs: .max) { handler(summary) }  // the refusals not reported yet
         if let active = session {
             // STOP, then wait (at most the 1 s grace) for the helper's FINISH before closing.
             active.stop(reason: .pusherExiting, text: "the pusher is shutting down")
@@ -297,7 +298,7 @@ struct RefusalLimiter {
         return false
     }
 
-    /// The summary of the refusals not reported, once their window has ended.
+    /// The summary of the refusals not reported, once their window has ended (`.max`: now).
     mutating func summary(nowNs: UInt64) -> CaptureLinkEvent? {
         guard !suppressed.isEmpty, nowNs &- windowStartNs >= Self.windowNs else { return nil }
         let total = suppressed.values.reduce(0, +)

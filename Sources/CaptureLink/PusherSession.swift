@@ -52,9 +52,12 @@ final class PusherSession: @unchecked Sendable {
     let outbox: HelperOutbox
     /// Requests from other threads, carried out on the link thread's next turn.
     private struct Requests {
-        var stop: (reason: StopReason, text: String)?
+        /// When STOP was sent (the link thread starts the grace from it).
+        var stopSentNs: UInt64?
         var error: Reason?
     }
+    /// Set by the first STOP: there is never a second.
+    private let stopAsked = Atomic<Bool>(false)
     private let requests = Mutex(Requests())
     /// Probes of `livepush check-helper` (PusherEndpoint's probe methods): keep every slot.
     let withholdingReleases = Atomic<Bool>(false)
@@ -91,9 +94,13 @@ final class PusherSession: @unchecked Sendable {
         for (slot, sequence) in released { send(.release(Release(slot: slot, sequence: sequence))) }
     }
 
-    /// Asks the helper to stop, from any thread: the link thread sends STOP on its next turn.
+    /// Sends the helper STOP, from any thread (the outbox sends nothing once the session is
+    /// closed); the link thread starts the 1 s grace on its next turn.
     func askToStop(reason: StopReason, text: String) {
-        requests.withLock { if $0.stop == nil { $0.stop = (reason, text) } }
+        guard !stopAsked.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        send(.stop(Reason(code: reason.rawValue, text: text)))
+        let sentNs = MonotonicClock.nowNs()
+        requests.withLock { $0.stopSentNs = sentNs }
     }
 
     /// Ends the session with ERROR {code, text} on the link thread's next turn (check-helper's probe).
@@ -103,9 +110,9 @@ final class PusherSession: @unchecked Sendable {
 
     /// Sends STOP and starts the grace (link thread).
     func stop(reason: StopReason, text: String) {
-        guard state != .closed, stopDeadlineNs == 0 else { return }
-        send(.stop(Reason(code: reason.rawValue, text: text)))
-        stopDeadlineNs = MonotonicClock.nowNs() + 1_000_000_000
+        guard state != .closed else { return }
+        askToStop(reason: reason, text: text)
+        if stopDeadlineNs == 0 { stopDeadlineNs = MonotonicClock.nowNs() + 1_000_000_000 }
     }
 
     /// True when the session ended by sending the helper a reason (ERROR, REJECT): the
@@ -165,7 +172,7 @@ final class PusherSession: @unchecked Sendable {
             endpoint.report(.lost(reason: "the pusher sent ERROR \(reason.code): \(reason.text)"))
             return
         }
-        if let stop = asked.stop { self.stop(reason: stop.reason, text: stop.text) }
+        if let sentNs = asked.stopSentNs, stopDeadlineNs == 0 { stopDeadlineNs = sentNs + 1_000_000_000 }
         if stopDeadlineNs != 0 && nowNs >= stopDeadlineNs {
             close()
             endpoint.report(.lost(reason: "helper did not finish within 1 s of STOP"))
@@ -247,11 +254,12 @@ final class PusherSession: @unchecked Sendable {
     }
 
     private func violation(_ violation: ProtocolViolation, message: [UInt8]) {
-        outbox.sendLast(.error(Reason(code: violation.code.rawValue, text: violation.detail)))
+        // A detail may quote what the helper sent (START's info): neutralised (SPEC §2.3) for our
+        // user and for the helper's, and short enough for ERROR's 1024 bytes.
+        let shown = ProtocolViolation(violation.code, UntrustedText.neutralised(violation.detail, maxScalars: 200))
+        outbox.sendLast(.error(Reason(code: shown.code.rawValue, text: shown.detail)))
         close(lingering: true)
-        // A detail may quote what the helper sent (START's info): shown neutralised (SPEC §2.3).
-        endpoint.report(.violation(ProtocolViolation(violation.code, UntrustedText.neutralised(violation.detail)),
-                                   message: message))
+        endpoint.report(.violation(shown, message: message))
     }
 
     private func handle(_ message: Message) throws(ProtocolViolation) {

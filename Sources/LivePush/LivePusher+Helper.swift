@@ -49,8 +49,12 @@ extension LivePusher {
             let reason: Int32 = planned ? 0 : code == FinishReason.restarting.rawValue ? 2 : 1
             let message = "the capture helper finished: \(FinishReason.describe(code: code))"
                 + (text.isEmpty ? "" : ": \(text)")
-            notify { $0.onWarning(code: planned ? LivePushWarningCode.helperFinished : LivePushWarningCode.helperLost,
-                                  message: message, extraInfo: ["reason": String(code)]) }
+            // The answer to the pusher's own STOP (screen capture stopping) is no news.
+            let answeringStop = lock.withLock { endpoint == nil }
+            if !answeringStop {
+                notify { $0.onWarning(code: planned ? LivePushWarningCode.helperFinished : LivePushWarningCode.helperLost,
+                                      message: message, extraInfo: ["reason": String(code)]) }
+            }
             notify { $0.onScreenCaptureStopped(reason: reason) }
         case .lost(let reason):
             helperGone()
