@@ -52,12 +52,16 @@ final class PusherSession: @unchecked Sendable {
     let outbox: HelperOutbox
     /// Requests from other threads, carried out on the link thread's next turn.
     private struct Requests {
+        /// The STOP asked for, kept until it can be sent (after WELCOME: SPEC §12.8).
+        var stop: Reason?
         /// When STOP was sent (the link thread starts the grace from it).
         var stopSentNs: UInt64?
         var error: Reason?
     }
-    /// Set by the first STOP: there is never a second.
-    private let stopAsked = Atomic<Bool>(false)
+    /// Set on the link thread once WELCOME is sent: from then on a STOP may go out at once.
+    private let welcomed = Atomic<Bool>(false)
+    /// Set by the first STOP sent: there is never a second.
+    private let stopSent = Atomic<Bool>(false)
     private let requests = Mutex(Requests())
     /// Probes of `livepush check-helper` (PusherEndpoint's probe methods): keep every slot.
     let withholdingReleases = Atomic<Bool>(false)
@@ -94,11 +98,19 @@ final class PusherSession: @unchecked Sendable {
         for (slot, sequence) in released { send(.release(Release(slot: slot, sequence: sequence))) }
     }
 
-    /// Sends the helper STOP, from any thread (the outbox sends nothing once the session is
-    /// closed); the link thread starts the 1 s grace on its next turn.
+    /// Asks the helper to stop, from any thread: STOP goes out now if the helper was welcomed,
+    /// else right after WELCOME (a STOP before WELCOME is a violation, SPEC §12.8); the outbox
+    /// sends nothing once the session is closed. The link thread starts the 1 s grace.
     func askToStop(reason: StopReason, text: String) {
-        guard !stopAsked.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        send(.stop(Reason(code: reason.rawValue, text: text)))
+        requests.withLock { if $0.stop == nil { $0.stop = Reason(code: reason.rawValue, text: text) } }
+        if welcomed.load(ordering: .acquiring) { sendStopOnce() }
+    }
+
+    /// Sends the STOP asked for, once.
+    private func sendStopOnce() {
+        guard let stop = requests.withLock({ $0.stop }), !stopSent.exchange(true, ordering: .acquiringAndReleasing)
+        else { return }
+        send(.stop(stop))
         let sentNs = MonotonicClock.nowNs()
         requests.withLock { $0.stopSentNs = sentNs }
     }
@@ -165,7 +177,11 @@ final class PusherSession: @unchecked Sendable {
         outbox.flush()
         sendConfigIfChanged()
         let config = endpoint.configuration
-        let asked = requests.withLock { asked in defer { asked = Requests() }; return asked }
+        if welcomed.load(ordering: .relaxed) { sendStopOnce() }
+        let asked = requests.withLock { asked in
+            defer { (asked.error, asked.stopSentNs) = (nil, nil) }
+            return asked
+        }
         if let reason = asked.error {
             outbox.sendLast(.error(reason))
             close(lingering: true)
@@ -367,6 +383,7 @@ final class PusherSession: @unchecked Sendable {
             return
         }
         outbox.lastSendNs.store(MonotonicClock.nowNs(), ordering: .relaxed)
+        welcomed.store(true, ordering: .releasing)
         slots.withLock { $0.mapping = mapping }
         self.welcome = welcome
         acceptedFormats = Set(formats)
