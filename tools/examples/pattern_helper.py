@@ -108,7 +108,7 @@ PLANE_ALIGN = 64
 CONTROL_FDS = 4
 AUDIO_RATE, AUDIO_CHANNELS, AUDIO_BLOCK_FRAMES = 48000, 2, 960   # 20 ms blocks
 AUDIO_BLOCK_NS = 20 * NS_PER_MS
-SINE_HZ, SINE_PERIOD_FRAMES = 440, 600                           # 600 frames = 11 whole cycles
+SINE_HZ, SINE_PERIOD_FRAMES = 440, 1200                          # 1200 frames = 11 whole cycles
 GROUP_RE = re.compile(r'[A-Za-z0-9._-]{1,64}\Z')
 MAX_DIMENSION = 16384
 
