@@ -107,6 +107,7 @@ struct HostileHelperTests {
             for a in "$@"; do [ "$previous" = "--group" ] && group="$a"; previous="$a"; done
             if [ -e '\(marker)' ]; then
                 rm -f '\(marker)'
+                printf 'the attacker says \\033[2J\\033]0;owned by a helper\\007\\n' >&2
                 \(attacker)
                 echo "status $?" >>'\(verdict)'
                 exit 1
@@ -158,7 +159,10 @@ struct HostileHelperTests {
         if screen.isRunning { screen.interrupt() }
         let result = screen.finish()
         #expect(result.exitCode == 0, "\(result)")
-        for line in attack.said { #expect(result.standardError.contains(line), "'\(line)' not in:\n\(result.standardError)") }
+        // What a helper prints is relayed ("capture: ..."), escaped too.
+        for line in attack.said + ["capture: the attacker says \(Self.escaped)"] {
+            #expect(result.standardError.contains(line), "'\(line)' not in:\n\(result.standardError)")
+        }
         if let (text, count) = attack.atMost {
             let seen = result.standardError.components(separatedBy: text).count - 1
             #expect(seen >= 1 && seen <= count, "\(seen) lines with '\(text)' (at most \(count)):\n\(result.standardError)")

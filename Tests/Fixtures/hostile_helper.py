@@ -39,8 +39,9 @@ Expected codes follow protocol/SPEC.md, in particular:
     slot 0 is still borrowed when the second FRAME names it.
 The cases of issue 29 that end on their own finish with FINISH {SOURCE_LOST}, an unplanned end,
 so that a supervising pusher (livepush screen) starts the next helper instead of ending its run.
-Cases marked [pusher only] make no sense under check-helper (they open 300 connections, or kill
-themselves): the pusher's own tests run them (HostileHelperTests).
+Cases marked [pusher only] do not fit check-helper (they open 300 connections, kill themselves,
+or, never reading, are timed out only after the socket has filled, later than check-helper's first
+5 s): the pusher's own tests run them (HostileHelperTests, MisbehavingHelperTests).
 The NONE cases expect no ERROR at all (those of issue 29 then print "ended without ERROR as
 expected"; what the pusher made of them is for the test to read in its output):
   unknown-optional-type sends an unknown type 0x0031 with LPC_FLAG_OPTIONAL while capturing,
@@ -600,13 +601,14 @@ def flood_frames(l, blocking):
 
 @case('no-read-nonblocking', 'TIMEOUT', 'start',
       'FRAMEs at 100/s with non-blocking sends, never reading: the pusher\'s messages fill the socket; '
-      'the pusher must not block and must end the session with ERROR TIMEOUT within peer_timeout_ms')
+      'the pusher must not block and must end the session with ERROR TIMEOUT within peer_timeout_ms '
+      '[pusher only]')
 def _(l):
     print(flood_frames(l, blocking=False), file=sys.stderr)
 
 
 @case('no-read-blocking', 'TIMEOUT', 'start',
-      'the same with blocking sends: a pusher that blocked on its own sends would deadlock with it')
+      'the same with blocking sends: a pusher that blocked on its own sends would deadlock with it [pusher only]')
 def _(l):
     signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError()))
     signal.alarm(int(TIMEOUT_S) + 2)  # a send blocked for good (the deadlock) ends here
