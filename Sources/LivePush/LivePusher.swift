@@ -143,9 +143,6 @@ public final class LivePusher: @unchecked Sendable {
             var endpointConfiguration = PusherEndpointConfiguration(group: group)
             endpointConfiguration.runtimeDirectory = runtimeDirectory
             endpointConfiguration.fps = UInt32(config.fps)
-            // A helper is granted AUDIO only when its sound has somewhere to go: without an audio
-            // pipeline, it is told so in WELCOME instead of having its sound dropped.
-            if !audio { endpointConfiguration.audioFormats = [] }
             do {
                 endpoint = try PusherEndpoint(configuration: endpointConfiguration) { [weak self] event in
                     self?.handle(event)
