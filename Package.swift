@@ -77,7 +77,9 @@ let package = Package(
         // MARK: Swift modules, one job each.
 
         .target(name: "CommandLineSupport"),
-        .target(name: "CaptureLink", dependencies: ["CLinuxShim"]),
+        // Text from strangers (helpers, servers) with its control characters escaped and its length capped.
+        .target(name: "SafeText"),
+        .target(name: "CaptureLink", dependencies: ["CLinuxShim", "SafeText"]),
         .target(name: "FLV"),
         // What a receiver got, measured: FLV tags read back, pictures decoded by ffmpeg (tests, benchmarks).
         .target(name: "ReceivedMedia"),
@@ -98,7 +100,7 @@ let package = Package(
         // The preview window (issue 16): an X11 window fed with MIT-SHM put-image; xcb's types stay inside.
         .target(name: "PreviewWindow", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "SRT", "AudioCapture",
-                                                 "AudioProcessing", "CommandLineSupport", "PreviewWindow"]),
+                                                 "AudioProcessing", "CommandLineSupport", "PreviewWindow", "SafeText"]),
 
         // Steering and watching a broadcast: control socket, JSON events (issue 14).
         .target(name: "Control", dependencies: ["LivePush", "Media", "CaptureLink", "CLinuxShim", "RTMP"]),
@@ -116,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "livepush",
             dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "RTMP", "ScreenCapture",
-                           "AudioCapture", "Control", "Dashboard", "CLinuxShim"],
+                           "AudioCapture", "Control", "Dashboard", "CLinuxShim", "SafeText"],
             linkerSettings: releaseLinking(orderFile: "livepush.order")),
         .executableTarget(
             name: "livepush-capture",
@@ -132,6 +134,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CaptureLink", "ReceivedMedia"], path: "Tests/TestSupport"),
         .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
+        .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(name: "FLVTests", dependencies: ["FLV", "Media", "TestSupport"]),
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "FLV", "Media", "ReceivedMedia", "TestSupport"]),
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),

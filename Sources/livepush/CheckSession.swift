@@ -25,6 +25,8 @@ final class CheckSession: @unchecked Sendable {
         var lost: String?
         var violation: (ProtocolViolation, [UInt8])?
         var rejection: (ErrorCode, String)?
+        /// The first timestamp more than 1 s ahead of the clock (SPEC §9), if any.
+        var implausibleTimestamp: ImplausibleTimestamp?
         var endedAtNs: UInt64 = 0
         let ended = DispatchSemaphore(value: 0)
         let connected = DispatchSemaphore(value: 0)
@@ -177,6 +179,8 @@ final class CheckSession: @unchecked Sendable {
         case .rejected(let code, let reason):
             seen.rejection = (code, reason)
             ends = true
+        case .implausibleTimestamp(let warning):
+            if seen.implausibleTimestamp == nil { seen.implausibleTimestamp = warning }
         }
         if ends && seen.endedAtNs == 0 {
             seen.endedAtNs = nowNs

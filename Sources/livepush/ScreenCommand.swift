@@ -27,7 +27,8 @@ enum ScreenCommand {
     ]
     static let audioOptions: [OptionSpec] = [
         .value("mic", valueName: "NAME", help: "Capture this PipeWire source (see 'livepush devices'; default: the default source)."),
-        .flag("no-mic", help: "No microphone (with --desktop-audio or --bgm: only those; else a video-only stream)."),
+        .flag("no-mic", help: "No microphone. The helper's sound stays (record and push --group keep it always, "
+            + "screen and push with --desktop-audio); with no sound at all, a video-only stream."),
         .value("bgm", valueName: "FILE[,loop]", help: "Mix background music from FILE (MP3, M4A, FLAC, Ogg, Opus, WAV); ',loop' repeats it."),
         .value("bgm-volume", valueName: "PERCENT", help: "Background music volume, 0 to 400 (default 100)."),
         .value("denoise", valueName: "off|low|medium|high", help: "Noise suppression on the mic (speexdsp; default off)."),
@@ -160,9 +161,13 @@ enum ScreenCommand {
             ? parsed.value("record") ?? fromFile.recordingPath
             : positionalFile ?? fromFile.recordingPath ?? (pushURLs.isEmpty ? defaultOutputPath() : nil)
         let group = parsed.value("group") ?? "screen-\(getpid())"
+        // A helper on a group the user named (record, push --group) may send its own sound (AUDIO):
+        // it is kept, with or without the mic, unless the file says desktopAudio false. The audio
+        // track then exists from the start (silent while the helper sends none).
+        let helperOnGroup = parsed.value("group") != nil
         var audio = AudioChoice(microphone: !parsed.has("no-mic") && (fromFile.microphone != false || parsed.value("mic") != nil),
                                 microphoneName: parsed.value("mic") ?? fromFile.microphoneName,
-                                desktop: parsed.has("desktop-audio") || fromFile.desktopAudio == true)
+                                desktop: parsed.has("desktop-audio") || (fromFile.desktopAudio ?? helperOnGroup))
         do {
             audio.sound = try SoundChoice(parsed)
         } catch {
@@ -181,7 +186,7 @@ enum ScreenCommand {
         if pushURLs.contains(where: Redaction.holdsSecret) { KeyCustody.holdKey() }
         if parsed.has("print-config") {
             print(EffectiveConfiguration.json(config: config, destinations: pushURLs, recordingPath: output,
-                                              helperArguments: command == "record" ? [] : helperArguments,
+                                              helperArguments: helperOnGroup ? [] : helperArguments,
                                               audio: audio))
             Terminal.exit(.success)
         }
