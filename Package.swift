@@ -80,7 +80,9 @@ let package = Package(
         // MARK: Swift modules, one job each.
 
         .target(name: "CommandLineSupport"),
-        .target(name: "CaptureLink", dependencies: ["CLinuxShim"]),
+        // Text from strangers (helpers, servers) with its control characters escaped and its length capped.
+        .target(name: "SafeText"),
+        .target(name: "CaptureLink", dependencies: ["CLinuxShim", "SafeText"]),
         .target(name: "FLV"),
         // What a receiver got, measured: FLV tags read back, pictures decoded by ffmpeg (tests, benchmarks).
         .target(name: "ReceivedMedia"),
@@ -104,17 +106,17 @@ let package = Package(
         // The preview window (issue 16): an X11 window fed with MIT-SHM put-image; xcb's types stay inside.
         .target(name: "PreviewWindow", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "SRT", "AudioCapture",
-                                                 "AudioProcessing", "CommandLineSupport", "PreviewWindow"]),
+                                                 "AudioProcessing", "CommandLineSupport", "PreviewWindow", "SafeText"]),
 
         // Steering and watching a broadcast: control socket, JSON events (issue 14).
-        .target(name: "Control", dependencies: ["LivePush", "CaptureLink", "CLinuxShim", "RTMP"]),
+        .target(name: "Control", dependencies: ["LivePush", "Media", "CaptureLink", "CLinuxShim", "RTMP"]),
         // libmicrohttpd (Debian's libmicrohttpd-dev): shims for its variadic start and its macros; the library
         // itself comes through CLazyLibraries.
         .target(name: "CMicroHTTPD", dependencies: ["CLazyLibraries"]),
         // The dashboard's HTTP server; libmicrohttpd's types stay inside.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         // The live dashboard (page and Chart.js served from disk) and the session report.
-        .target(name: "Dashboard", dependencies: ["Control", "HTTPServer", "LivePush"],
+        .target(name: "Dashboard", dependencies: ["Control", "HTTPServer", "LivePush", "Media"],
                 resources: [.copy("Resources")]),
 
         // MARK: Executables.
@@ -122,7 +124,7 @@ let package = Package(
         .executableTarget(
             name: "livepush",
             dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "RTMP", "ScreenCapture",
-                           "AudioCapture", "PipeWireCameras", "Control", "Dashboard", "CLinuxShim"],
+                           "AudioCapture", "PipeWireCameras", "Control", "Dashboard", "CLinuxShim", "SafeText"],
             linkerSettings: releaseLinking(orderFile: "livepush.order")),
         .executableTarget(
             name: "livepush-capture",
@@ -139,12 +141,14 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CaptureLink", "ReceivedMedia"], path: "Tests/TestSupport"),
         .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
+        .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(name: "FLVTests", dependencies: ["FLV", "Media", "TestSupport"]),
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "FLV", "Media", "ReceivedMedia", "TestSupport"]),
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "TestSupport"]),
-        .testTarget(name: "ControlTests", dependencies: ["Control", "LivePush", "TestSupport"]),
+        .testTarget(name: "ControlTests",
+                    dependencies: ["Control", "Dashboard", "HTTPServer", "LivePush", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
         .testTarget(name: "PipeWireCamerasTests", dependencies: ["PipeWireCameras", "TestSupport"]),

@@ -120,25 +120,42 @@ LPC_API int lpc_helper_dispatch(lpc_helper *h);
  * WELCOME's); returns event bits (>= 0) when it is, or a status (< 0) when the session ended. */
 LPC_API int lpc_helper_wait_frame(lpc_helper *h);
 
-/* Hands out a slot the helper owns with a frame of options.format at the size wanted now
- * (the smallest of options, WELCOME and CONFIG). LPC_E_NO_SLOT: all are with the pusher;
- * the frame is counted as dropped (SPEC §7.5). */
+/* Hands out a slot the helper owns with a frame of options.format at the size wanted now:
+ * options' max_width x max_height (your source's size) fitted into CONFIG's maximum (WELCOME's
+ * until a CONFIG). With LPC_CAP_SCALE granted the whole source is fitted, its aspect ratio kept
+ * (SPEC §12.5: each side rounded to the nearest pixel, at least 1): scale your picture to it.
+ * Without it each side is capped on its own, which a helper that crops uses. LPC_E_NO_SLOT: all
+ * are with the pusher; the frame is counted as dropped (SPEC §7.5). */
 LPC_API int lpc_helper_acquire(lpc_helper *h, lpc_slot *slot);
 
 /* Sends FRAME for an acquired slot after checking its frame against the session (format,
- * size, planes inside the slot: LPC_E_INVALID naming the field). Fills slot, sequence and
- * FORMAT_CHANGED. The slot is the pusher's once the FRAME was sent; if sending failed
- * (status < 0 other than LPC_E_INVALID) the session is over. */
+ * size, planes inside the slot, and a pts_ns not before the previous frame's: LPC_E_INVALID
+ * naming the field, nothing sent, the slot still yours). A pts_ns of 0 means now. Fills slot,
+ * sequence and FORMAT_CHANGED. The slot is the pusher's once the FRAME was sent; if sending
+ * failed (status < 0 other than LPC_E_INVALID) the session is over. */
 LPC_API int lpc_helper_submit(lpc_helper *h, const lpc_slot *slot);
 
 /* Sends FRAME {LPC_FRAME_UNCHANGED} (needs LPC_CAP_DAMAGE granted). */
 LPC_API int lpc_helper_submit_unchanged(lpc_helper *h, uint64_t pts_ns);
 
 /* Lays out a frame of `format`, width x height in a slot of slot_bytes: strides and plane
- * offsets aligned to 64 bytes when that fits, else packed. LPC_E_INVALID if it cannot fit. */
+ * offsets aligned to 64 bytes when that fits, else packed. LPC_E_INVALID if it cannot fit (an
+ * unknown format, a side of 0, too many bytes): the frame is then left exactly as it was, and
+ * lpc_frame_layout_problem() says why. */
 LPC_API int lpc_frame_layout(lpc_frame *frame, uint32_t format, uint32_t width, uint32_t height, uint64_t slot_bytes);
 
-/* AUDIO: frame_count frames of interleaved PCM (LPC_CAP_AUDIO granted, format accepted). */
+/* Why lpc_frame_layout() refuses these values, in words written into buffer (which it returns),
+ * or NULL when it accepts them. */
+LPC_API const char *lpc_frame_layout_problem(char *buffer, size_t size, uint32_t format, uint32_t width,
+                                             uint32_t height, uint64_t slot_bytes);
+
+/* lpc_frame_layout() for an acquired slot, checked against the session too (WELCOME's formats and
+ * maximum size): LPC_E_INVALID with lpc_helper_error() saying why, the slot's frame unchanged. */
+LPC_API int lpc_helper_layout(lpc_helper *h, lpc_slot *slot, uint32_t format, uint32_t width, uint32_t height);
+
+/* AUDIO: frame_count frames of interleaved PCM (LPC_CAP_AUDIO granted, format accepted). A
+ * pts_ns before the previous AUDIO's is refused (LPC_E_INVALID naming AUDIO.pts_ns, nothing
+ * sent: SPEC §5.4); 0 means now. */
 LPC_API int lpc_helper_send_audio(lpc_helper *h, uint32_t format, uint32_t rate_hz, uint16_t channels,
                           uint32_t frame_count, uint64_t pts_ns, const void *pcm);
 
@@ -169,6 +186,13 @@ LPC_API const char *lpc_error_name(uint32_t code);
 
 /* CLOCK_MONOTONIC now, in ns (the clock of every pts, SPEC §9). */
 LPC_API uint64_t lpc_now_ns(void);
+
+/* The group a starter gave on the command line, as SPEC §3.6 shows it: the argument after
+ * "--group", or the text after "--group=" (the last one wins); NULL when there is none, which
+ * lpc_helper_connect() reads as $LIVEPUSH_CAPTURE_GROUP, else "default". argv[0] is skipped; the
+ * arguments are not changed. So `my-helper --group {group}` works with check-helper and livepush:
+ *     lpc_helper_connect(&h, lpc_group_from_args(argc, argv), &options); */
+LPC_API const char *lpc_group_from_args(int argc, char *const argv[]);
 
 #ifdef __cplusplus
 }

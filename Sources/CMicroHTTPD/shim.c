@@ -7,8 +7,10 @@
 #include <netinet/in.h>
 #include <string.h>
 
-struct MHD_Daemon *CMicroHTTPD_start(const char *ipv4, uint16_t port, MHD_AccessHandlerCallback handler,
-                                     MHD_RequestCompletedCallback completed, void *context) {
+struct MHD_Daemon *CMicroHTTPD_start(const char *ipv4, uint16_t port, unsigned int timeout_s,
+                                     unsigned int max_connections, unsigned int max_per_address,
+                                     MHD_AccessHandlerCallback handler, MHD_RequestCompletedCallback completed,
+                                     void *context) {
     struct sockaddr_in address;
     memset(&address, 0, sizeof address);
     address.sin_family = AF_INET;
@@ -21,7 +23,9 @@ struct MHD_Daemon *CMicroHTTPD_start(const char *ipv4, uint16_t port, MHD_Access
                             port, NULL, NULL, handler, context,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, context,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)0,
+                            MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+                            MHD_OPTION_CONNECTION_LIMIT, max_connections,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, max_per_address,
                             MHD_OPTION_END);
 }
 

@@ -43,13 +43,19 @@ public enum CaptureLinkEvent: Sendable {
     case audio(Audio)
     case paused(reasonCode: UInt32)
     case resumed
-    /// The helper ended the session with FINISH.
+    /// The helper ended the session with FINISH. Every text in an event that came from the
+    /// helper (names, FINISH and ERROR texts, START's info, what a violation quotes) has its
+    /// control characters escaped and its length capped (SPEC §2.3, `UntrustedText`).
     case finished(reasonCode: UInt32, text: String)
     /// The helper went away without FINISH: exited, crashed, hung, or reported an error.
     case lost(reason: String)
     /// The helper broke a rule; it got ERROR and was disconnected. `message` is the start of
     /// the offending datagram (at most 64 bytes), empty when the rule is not about one message.
     case violation(ProtocolViolation, message: [UInt8])
-    /// A helper was turned away before a session began (busy, version, uid, formats).
+    /// A helper was turned away before a session began (busy, version, uid, formats). Many at
+    /// once are reported as a few: see `PusherEndpoint`'s `RefusalLimiter`.
     case rejected(code: ErrorCode, reason: String)
+    /// A FRAME or AUDIO timestamp more than 1 s ahead of the pusher's clock was replaced by its
+    /// arrival time (SPEC §9); rate-limited (`TimestampCheck`).
+    case implausibleTimestamp(ImplausibleTimestamp)
 }

@@ -114,10 +114,11 @@ public final class PusherEndpoint: @unchecked Sendable {
         wake()
     }
 
-    /// Asks the connected helper to finish (STOP, user); it is disconnected after 1 s regardless.
+    /// Asks the connected helper to finish (STOP, user, sent before this returns unless the helper's
+    /// socket is full); it is disconnected after 1 s regardless.
     public func requestStop(text: String = "screen capture stopped") {
         let session = current.withLock { $0 }
-        session?.requestStop(reason: .user, text: text)
+        session?.askToStop(reason: .user, text: text)
         wake()
     }
 
@@ -133,7 +134,7 @@ public final class PusherEndpoint: @unchecked Sendable {
 
     /// While on, the pusher sends nothing at all (no RELEASE, HEARTBEAT or CONFIG): a silent pusher.
     public func setSilent(_ on: Bool) {
-        current.withLock { $0 }?.silent.store(on, ordering: .relaxed)
+        current.withLock { $0 }?.outbox.setSilent(on)
     }
 
     /// Sends a message of any type as it is (e.g. an unknown type, with or without LPC_FLAG_OPTIONAL).
@@ -148,11 +149,12 @@ public final class PusherEndpoint: @unchecked Sendable {
 
     /// Ends the session on the link thread with ERROR {code, text}, as after a violation.
     public func sendError(_ code: ErrorCode, text: String) {
-        current.withLock { $0 }?.pendingError.withLock { $0 = Reason(code: code.rawValue, text: text) }
+        current.withLock { $0 }?.askToFail(Reason(code: code.rawValue, text: text))
         wake()
     }
 
-    private func wake() {
+    /// Makes the link thread take a turn now (a request, a message waiting to be sent).
+    func wake() {
         var one: UInt64 = 1
         _ = write(wakeDescriptor, &one, 8)
     }
@@ -167,7 +169,11 @@ public final class PusherEndpoint: @unchecked Sendable {
                 pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: listenDescriptor, events: Int16(POLLIN), revents: 0),
             ]
-            if let session { fds.append(pollfd(fd: session.socket.descriptor, events: Int16(POLLIN), revents: 0)) }
+            if let session {
+                // POLLOUT only while messages wait for room (SPEC §4.1: never a blocking send).
+                let events = Int16(POLLIN) | (session.outbox.hasWaiting.load(ordering: .relaxed) ? Int16(POLLOUT) : 0)
+                fds.append(pollfd(fd: session.socket.descriptor, events: events, revents: 0))
+            }
             let ready = poll(&fds, nfds_t(fds.count), rejected.isEmpty ? 100 : 20)
             if ready < 0 && errno != EINTR { break }
             if fds[0].revents != 0 {
@@ -176,6 +182,7 @@ public final class PusherEndpoint: @unchecked Sendable {
             }
             if fds[1].revents & Int16(POLLIN) != 0 { accept(into: &session) }
             if let active = session, fds.count > 2, fds[2].revents != 0 {
+                if fds[2].revents & Int16(POLLOUT) != 0 { active.outbox.flush() }
                 active.receiveAvailable()
             }
             if let active = session {
@@ -183,13 +190,16 @@ public final class PusherEndpoint: @unchecked Sendable {
                 if active.isClosed { end(&session) }
             }
             if !rejected.isEmpty { drainRejected() }
+            if let summary = refusals.summary(nowNs: MonotonicClock.nowNs()) { handler(summary) }
         }
         rejected.removeAll()
+        if let summary = refusals.summary(nowNs: .max) { handler(summary) }  // the refusals not reported yet
         if let active = session {
             // STOP, then wait (at most the 1 s grace) for the helper's FINISH before closing.
-            active.requestStop(reason: .pusherExiting, text: "the pusher is shutting down")
+            active.stop(reason: .pusherExiting, text: "the pusher is shutting down")
             let deadlineNs = MonotonicClock.nowNs() + 1_000_000_000
             while !active.isClosed && MonotonicClock.nowNs() < deadlineNs {
+                active.outbox.flush()
                 var ready = pollfd(fd: active.socket.descriptor, events: Int16(POLLIN), revents: 0)
                 if poll(&ready, 1, 50) > 0 { active.receiveAvailable() }
             }
@@ -231,11 +241,14 @@ public final class PusherEndpoint: @unchecked Sendable {
     /// discarded, until the helper closes it or for the linger (1 s): closing at once could reset the
     /// connection before the helper has read why (its HELLO would fail with EPIPE).
     private func reject(_ socket: SeqPacketSocket, _ code: ErrorCode, _ text: String) {
-        try? socket.send(Message.reject(Reason(code: code.rawValue, text: text)).encoded())
+        _ = try? socket.sendWithoutWaiting(Message.reject(Reason(code: code.rawValue, text: text)).encoded())
         shutdown(socket.descriptor, Int32(SHUT_WR))
         linger(socket)
-        handler(.rejected(code: code, reason: text))
+        if refusals.admit(code, nowNs: MonotonicClock.nowNs()) { handler(.rejected(code: code, reason: text)) }
     }
+
+    /// How many refusals are reported one by one; link thread only.
+    private var refusals = RefusalLimiter()
 
     private func linger(_ socket: SeqPacketSocket) {
         rejected.append((socket, MonotonicClock.nowNs() + lingerNs))
@@ -258,4 +271,44 @@ public final class PusherEndpoint: @unchecked Sendable {
     }
 
     func report(_ event: CaptureLinkEvent) { handler(event) }
+}
+
+/// Reports refused connections one by one up to `perWindow` in `windowNs`, then counts the rest
+/// and reports them as one event when the window ends: 300 connections at once make four
+/// events, not 300. Link thread only.
+struct RefusalLimiter {
+    static let perWindow = 3
+    static let windowNs: UInt64 = 10_000_000_000
+
+    private var windowStartNs: UInt64 = 0
+    private var reported = 0
+    private var suppressed: [ErrorCode: Int] = [:]
+
+    /// Whether this refusal is reported on its own; if not, it is counted for the summary.
+    mutating func admit(_ code: ErrorCode, nowNs: UInt64) -> Bool {
+        if nowNs &- windowStartNs >= Self.windowNs && suppressed.isEmpty {
+            windowStartNs = nowNs
+            reported = 0
+        }
+        if reported < Self.perWindow && suppressed.isEmpty {
+            reported += 1
+            return true
+        }
+        suppressed[code, default: 0] += 1
+        return false
+    }
+
+    /// The summary of the refusals not reported, once their window has ended (`.max`: now).
+    mutating func summary(nowNs: UInt64) -> CaptureLinkEvent? {
+        guard !suppressed.isEmpty, nowNs &- windowStartNs >= Self.windowNs else { return nil }
+        let total = suppressed.values.reduce(0, +)
+        let codes = suppressed.sorted { $0.value > $1.value }
+        let byRule = codes.map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")
+        let seconds = Self.windowNs / 1_000_000_000
+        suppressed = [:]
+        windowStartNs = nowNs
+        reported = 0
+        return .rejected(code: codes[0].key, reason: "\(total) more connections were refused in \(seconds) s "
+            + "(\(byRule)); the first \(Self.perWindow) were reported one by one")
+    }
 }

@@ -1,16 +1,25 @@
 import CLinuxShim
 import Foundation
 import Glibc
+import SafeText
 import Synchronization
 
 // MARK: - One helper's session
 
-/// The state of one connected helper. Its message handling runs on the link thread; slot
-/// ownership is shared with consumers and guarded by `slots`.
+/// The state of one connected helper.
+///
+/// Threads: the link thread owns the session's state (`state`, the timers, the checks of what
+/// arrives) and is the only one that reads or writes it. Other threads reach the session through
+/// three doors only: `slots` (slot ownership, the latest frame and the ring mapping, under one
+/// lock, for the consumers that borrow frames), `outbox` (sending, never blocking: RELEASEs from
+/// the video thread, CONFIG from any thread) and `requests` (a stop or an ERROR asked from any
+/// thread, carried out by the link thread on its next turn).
 final class PusherSession: @unchecked Sendable {
     enum State { case awaitingHello, ready, capturing, paused, closed }
 
     struct Slots {
+        /// The ring, set on the link thread at WELCOME and read by consumers (under the lock).
+        var mapping: UnsafeRingMapping?
         /// Slots the pusher holds; the rest belong to the helper.
         var heldByPusher: Set<UInt32> = []
         /// The sequence of the frame in each held slot (for RELEASE).
@@ -25,9 +34,10 @@ final class PusherSession: @unchecked Sendable {
     let peerPid: Int32
     let peerUid: UInt32
     private unowned let endpoint: PusherEndpoint
+    /// Link thread only.
     private var state = State.awaitingHello
+    /// HELLO's name, neutralised (SPEC §2.3); link thread only.
     private(set) var helperName = "(before HELLO)"
-    private var mapping: UnsafeRingMapping?
     private var welcome: Welcome?
     private var acceptedFormats: Set<PixelFormat> = []
     private var acceptedAudio: Set<AudioFormat> = []
@@ -35,41 +45,44 @@ final class PusherSession: @unchecked Sendable {
     private var lastFramePtsNs: UInt64 = 0
     private var lastAudioPtsNs: UInt64 = 0
     private var lastReceiveNs = MonotonicClock.nowNs()
-    private let lastSendNs = Atomic<UInt64>(MonotonicClock.nowNs())
-    private let stopDeadlineNs = Atomic<UInt64>(0)
+    /// When the STOP grace ends (0: no STOP sent); link thread only.
+    private var stopDeadlineNs: UInt64 = 0
     private let slots = Mutex(Slots())
-    /// Probes of `livepush check-helper` (PusherEndpoint's probe methods): keep every slot, send
-    /// nothing, or end the session with an ERROR on the next tick.
+    /// What the pusher sends this helper, never blocking (SPEC §4.1).
+    let outbox: HelperOutbox
+    /// Requests from other threads, carried out on the link thread's next turn.
+    private struct Requests {
+        /// The STOP asked for, kept until it can be sent (after WELCOME: SPEC §12.8).
+        var stop: Reason?
+        /// When STOP was sent (the link thread starts the grace from it).
+        var stopSentNs: UInt64?
+        var error: Reason?
+    }
+    /// Set on the link thread once WELCOME is sent: from then on a STOP may go out at once.
+    private let welcomed = Atomic<Bool>(false)
+    /// Set by the first STOP sent: there is never a second.
+    private let stopSent = Atomic<Bool>(false)
+    private let requests = Mutex(Requests())
+    /// Probes of `livepush check-helper` (PusherEndpoint's probe methods): keep every slot.
     let withholdingReleases = Atomic<Bool>(false)
-    let silent = Atomic<Bool>(false)
-    let pendingError = Mutex<Reason?>(nil)
+    /// Future timestamps replaced by the arrival time (SPEC §9), and the warnings about them.
+    private var clock = TimestampCheck()
 
     init(socket: SeqPacketSocket, peer: (pid: pid_t, uid: uid_t), endpoint: PusherEndpoint) {
         self.socket = socket
         self.peerPid = peer.pid
         self.peerUid = peer.uid
         self.endpoint = endpoint
+        outbox = HelperOutbox(socket: socket) { [unowned endpoint] in endpoint.wake() }
     }
 
+    /// Link thread only.
     var isClosed: Bool { state == .closed }
 
-    /// The datagram buffer every message is encoded into (sent from more than one thread).
-    private let sendBuffer = Mutex<[UInt8]>([])
+    /// Sends `message` without waiting (any thread; see `HelperOutbox`).
+    func send(_ message: Message) { outbox.send(message) }
 
-    func send(_ message: Message) {
-        if slots.withLock({ $0.closed }) || silent.load(ordering: .relaxed) { return }
-        sendBuffer.withLock { buffer in
-            message.encode(into: &buffer)
-            try? socket.send(buffer)
-        }
-        lastSendNs.store(MonotonicClock.nowNs(), ordering: .relaxed)
-    }
-
-    func sendBytes(_ bytes: [UInt8]) {
-        if slots.withLock({ $0.closed }) || silent.load(ordering: .relaxed) { return }
-        try? socket.send(bytes)
-        lastSendNs.store(MonotonicClock.nowNs(), ordering: .relaxed)
-    }
+    func sendBytes(_ bytes: [UInt8]) { outbox.send(bytes: bytes) }
 
     /// Gives back every slot kept while releases were withheld, except the newest frame's.
     func releaseWithheld() {
@@ -85,10 +98,33 @@ final class PusherSession: @unchecked Sendable {
         for (slot, sequence) in released { send(.release(Release(slot: slot, sequence: sequence))) }
     }
 
-    func requestStop(reason: StopReason, text: String) {
-        guard state != .closed, stopDeadlineNs.load(ordering: .relaxed) == 0 else { return }
-        send(.stop(Reason(code: reason.rawValue, text: text)))
-        stopDeadlineNs.store(MonotonicClock.nowNs() + 1_000_000_000, ordering: .relaxed)
+    /// Asks the helper to stop, from any thread: STOP goes out now if the helper was welcomed,
+    /// else right after WELCOME (a STOP before WELCOME is a violation, SPEC §12.8); the outbox
+    /// sends nothing once the session is closed. The link thread starts the 1 s grace.
+    func askToStop(reason: StopReason, text: String) {
+        requests.withLock { if $0.stop == nil { $0.stop = Reason(code: reason.rawValue, text: text) } }
+        if welcomed.load(ordering: .acquiring) { sendStopOnce() }
+    }
+
+    /// Sends the STOP asked for, once.
+    private func sendStopOnce() {
+        guard let stop = requests.withLock({ $0.stop }), !stopSent.exchange(true, ordering: .acquiringAndReleasing)
+        else { return }
+        send(.stop(stop))
+        let sentNs = MonotonicClock.nowNs()
+        requests.withLock { $0.stopSentNs = sentNs }
+    }
+
+    /// Ends the session with ERROR {code, text} on the link thread's next turn (check-helper's probe).
+    func askToFail(_ reason: Reason) {
+        requests.withLock { $0.error = reason }
+    }
+
+    /// Sends STOP and starts the grace (link thread).
+    func stop(reason: StopReason, text: String) {
+        guard state != .closed else { return }
+        askToStop(reason: reason, text: text)
+        if stopDeadlineNs == 0 { stopDeadlineNs = MonotonicClock.nowNs() + 1_000_000_000 }
     }
 
     /// True when the session ended by sending the helper a reason (ERROR, REJECT): the
@@ -98,6 +134,7 @@ final class PusherSession: @unchecked Sendable {
     /// Closes the connection. Borrowed frames keep the ring mapped until they are released.
     func close(lingering: Bool = false) {
         state = .closed
+        outbox.close()
         slots.withLock {
             $0.closed = true
             $0.latest = nil
@@ -137,34 +174,52 @@ final class PusherSession: @unchecked Sendable {
 
     func tick(nowNs: UInt64) {
         guard state != .closed else { return }
+        outbox.flush()
         sendConfigIfChanged()
         let config = endpoint.configuration
-        if let reason = pendingError.withLock({ pending in defer { pending = nil }; return pending }) {
-            send(.error(reason))
+        if welcomed.load(ordering: .relaxed) { sendStopOnce() }
+        let asked = requests.withLock { asked in
+            defer { (asked.error, asked.stopSentNs) = (nil, nil) }
+            return asked
+        }
+        if let reason = asked.error {
+            outbox.sendLast(.error(reason))
             close(lingering: true)
             endpoint.report(.lost(reason: "the pusher sent ERROR \(reason.code): \(reason.text)"))
             return
         }
-        let deadline = stopDeadlineNs.load(ordering: .relaxed)
-        if deadline != 0 && nowNs >= deadline {
+        if let sentNs = asked.stopSentNs, stopDeadlineNs == 0 { stopDeadlineNs = sentNs + 1_000_000_000 }
+        if stopDeadlineNs != 0 && nowNs >= stopDeadlineNs {
             close()
             endpoint.report(.lost(reason: "helper did not finish within 1 s of STOP"))
             return
         }
         let silentMs = (nowNs &- lastReceiveNs) / 1_000_000
         if silentMs >= UInt64(config.peerTimeoutMs) {
-            let text = "no message for \(silentMs) ms (limit \(config.peerTimeoutMs) ms)"
-            send(.error(Reason(code: ErrorCode.timeout.rawValue, text: text)))
-            close(lingering: true)
-            endpoint.report(.lost(reason: "helper hung: \(text)"))
+            hung("no message for \(silentMs) ms (limit \(config.peerTimeoutMs) ms)")
+            return
+        }
+        // SPEC §4.1: a helper that reads nothing is hung too, once its socket stayed full that long.
+        if let fullMs = outbox.fullForMs(nowNs: nowNs), fullMs >= UInt64(config.peerTimeoutMs) {
+            hung(fullMs == .max
+                ? "it read none of the pusher's messages: more than \(HelperOutbox.maxWaiting) wait to be sent"
+                : "it read none of the pusher's messages for \(fullMs) ms (limit \(config.peerTimeoutMs) ms): "
+                    + "its socket is full, \(outbox.waitingCount) messages wait")
             return
         }
         if state != .awaitingHello,
-           (nowNs &- lastSendNs.load(ordering: .relaxed)) / 1_000_000 >= UInt64(config.heartbeatIntervalMs)
+           (nowNs &- outbox.lastSendNs.load(ordering: .relaxed)) / 1_000_000 >= UInt64(config.heartbeatIntervalMs)
         {
             let consumed = slots.withLock { $0.framesReceived }
             send(.heartbeat(Heartbeat(timeNs: nowNs, framesSent: consumed, framesDropped: 0)))
         }
+    }
+
+    /// ERROR {TIMEOUT}, disconnect, and the helper reported lost (SPEC §11, §4.1).
+    private func hung(_ text: String) {
+        outbox.sendLast(.error(Reason(code: ErrorCode.timeout.rawValue, text: "helper hung: " + text)))
+        close(lingering: true)
+        endpoint.report(.lost(reason: "helper hung: \(text)"))
     }
 
     // MARK: Receiving
@@ -215,9 +270,12 @@ final class PusherSession: @unchecked Sendable {
     }
 
     private func violation(_ violation: ProtocolViolation, message: [UInt8]) {
-        send(.error(Reason(code: violation.code.rawValue, text: violation.detail)))
+        // A detail may quote what the helper sent (START's info): neutralised (SPEC §2.3) for our
+        // user and for the helper's, and short enough for ERROR's 1024 bytes.
+        let shown = ProtocolViolation(violation.code, UntrustedText.neutralised(violation.detail, maxScalars: 200))
+        outbox.sendLast(.error(Reason(code: shown.code.rawValue, text: shown.detail)))
         close(lingering: true)
-        endpoint.report(.violation(violation, message: message))
+        endpoint.report(.violation(shown, message: message))
     }
 
     private func handle(_ message: Message) throws(ProtocolViolation) {
@@ -232,15 +290,15 @@ final class PusherSession: @unchecked Sendable {
             return
         case (_, .finish(let reason)):
             close()
-            endpoint.report(.finished(reasonCode: reason.code, text: reason.text))
+            endpoint.report(.finished(reasonCode: reason.code, text: UntrustedText.neutralised(reason.text)))
         case (_, .error(let reason)):
             close()
             let name = ErrorCode(rawValue: reason.code)?.name ?? "code \(reason.code)"
-            endpoint.report(.lost(reason: "helper reported \(name): \(reason.text)"))
+            endpoint.report(.lost(reason: "helper reported \(name): \(UntrustedText.neutralised(reason.text))"))
         case (.ready, .start(let start)):
             try checkSourceInfo(start.info)
             state = .capturing
-            endpoint.report(.started(sourceInfo: start.info))
+            endpoint.report(.started(sourceInfo: UntrustedText.neutralised(start.info, maxScalars: 600)))
             // SPEC §12.3 step 6: what the pusher wants, right after START.
             sendConfigIfChanged(force: true)
         case (.capturing, .frame(let frame)):
@@ -278,7 +336,7 @@ final class PusherSession: @unchecked Sendable {
     // MARK: HELLO -> WELCOME
 
     private func welcomeHelper(_ hello: Hello) throws(ProtocolViolation) {
-        helperName = hello.helperName
+        helperName = UntrustedText.neutralised(hello.helperName)
         let config = endpoint.configuration
         guard hello.versionMajor == CaptureLinkProtocol.versionMajor else {
             return refuse(.version, "helper speaks Capture Link \(hello.versionMajor).\(hello.versionMinor), "
@@ -315,20 +373,24 @@ final class PusherSession: @unchecked Sendable {
             firstSlotOffset: geometry.firstSlotOffset, maxWidth: maxWidth, maxHeight: maxHeight, fps: config.fps,
             heartbeatIntervalMs: config.heartbeatIntervalMs, peerTimeoutMs: config.peerTimeoutMs)
         do {
-            try socket.send(Message.welcome(welcome).encoded(), descriptors: [mapping.descriptor.rawValue])
+            // The first message of a fresh socket: it has room (and if not, this helper is gone).
+            guard try socket.sendWithoutWaiting(Message.welcome(welcome).encoded(),
+                                                descriptors: [mapping.descriptor.rawValue])
+            else { throw SystemCallError("sendmsg", errno: EAGAIN) }
         } catch {
             close()
             endpoint.report(.lost(reason: "could not send WELCOME: \(error)"))
             return
         }
-        lastSendNs.store(MonotonicClock.nowNs(), ordering: .relaxed)
-        self.mapping = mapping
+        outbox.lastSendNs.store(MonotonicClock.nowNs(), ordering: .relaxed)
+        welcomed.store(true, ordering: .releasing)
+        slots.withLock { $0.mapping = mapping }
         self.welcome = welcome
         acceptedFormats = Set(formats)
         acceptedAudio = capabilities.contains(.audio) ? Set(audioFormats) : []
         state = .ready
         endpoint.report(.connected(HelperInfo(
-            name: hello.helperName, version: hello.helperVersion, pid: peerPid, uid: peerUid,
+            name: helperName, version: UntrustedText.neutralised(hello.helperVersion), pid: peerPid, uid: peerUid,
             protocolVersion: "\(welcome.versionMajor).\(welcome.versionMinor)", capabilities: capabilities,
             pixelFormats: formats, maxWidth: maxWidth, maxHeight: maxHeight, sessionID: sessionID,
             helloMaxWidth: hello.maxWidth, helloMaxHeight: hello.maxHeight)))
@@ -336,7 +398,7 @@ final class PusherSession: @unchecked Sendable {
 
     /// REJECT during the handshake: the helper hears why, the endpoint reports it, the session ends.
     private func refuse(_ code: ErrorCode, _ text: String) {
-        send(.reject(Reason(code: code.rawValue, text: text)))
+        outbox.sendLast(.reject(Reason(code: code.rawValue, text: text)))
         close(lingering: true)
         endpoint.report(.rejected(code: code, reason: text))
     }
@@ -357,7 +419,7 @@ final class PusherSession: @unchecked Sendable {
                     + "no format, size or planes")
             }
             try checkOrder(frame)
-            endpoint.report(.unchangedFrame(sequence: frame.sequence, ptsNs: frame.ptsNs))
+            endpoint.report(.unchangedFrame(sequence: frame.sequence, ptsNs: plausible(frame.ptsNs, "FRAME")))
             return
         }
         guard frame.slot < welcome.slotCount else {
@@ -375,7 +437,7 @@ final class PusherSession: @unchecked Sendable {
         try FrameGeometry.validate(frame, format: format, maxWidth: welcome.maxWidth, maxHeight: welcome.maxHeight,
                                    slotBytes: welcome.slotBytes)
         let info = FrameInfo(
-            slot: frame.slot, format: format, sequence: frame.sequence, ptsNs: frame.ptsNs,
+            slot: frame.slot, format: format, sequence: frame.sequence, ptsNs: plausible(frame.ptsNs, "FRAME"),
             width: Int(frame.width), height: Int(frame.height), flags: frame.flags,
             strides: frame.strides.prefix(format.planeCount).map { Int($0) },
             planeOffsets: frame.planeOffsets.prefix(format.planeCount).map { Int($0) })
@@ -393,7 +455,7 @@ final class PusherSession: @unchecked Sendable {
             return previous
         }
         if let releasable { send(.release(Release(slot: releasable.slot, sequence: releasable.sequence))) }
-        mapping?.store(frame.sequence, at: RingHeaderField.pusherLastSequence)
+        slots.withLock { $0.mapping }?.store(frame.sequence, at: RingHeaderField.pusherLastSequence)
         endpoint.report(.frame(info))
     }
 
@@ -428,19 +490,32 @@ final class PusherSession: @unchecked Sendable {
             throw ProtocolViolation(.audio, "AUDIO.pts_ns \(audio.ptsNs) is before the previous \(lastAudioPtsNs)")
         }
         lastAudioPtsNs = audio.ptsNs
-        endpoint.report(.audio(audio))
+        var placed = audio
+        placed.ptsNs = plausible(audio.ptsNs, "AUDIO")
+        endpoint.report(.audio(placed))
+    }
+
+    /// A timestamp more than 1 s ahead of the pusher's clock is the helper's clock problem (SPEC
+    /// §9, decision 20): the arrival time replaces it, and a warning says so (rate-limited). The
+    /// order checks keep the helper's own values.
+    private func plausible(_ ptsNs: UInt64, _ message: String) -> UInt64 {
+        let nowNs = MonotonicClock.nowNs()
+        guard ptsNs > nowNs &+ TimestampCheck.aheadLimitNs else { return ptsNs }
+        if let warning = clock.replaced(message, aheadNs: ptsNs - nowNs, nowNs: nowNs) {
+            endpoint.report(.implausibleTimestamp(warning))
+        }
+        return nowNs
     }
 
     // MARK: Borrowing
 
     func acquireLatest() -> BorrowedFrame? {
-        guard let mapping else { return nil }
-        let info: FrameInfo? = slots.withLock { slots in
-            guard !slots.closed, let latest = slots.latest else { return nil }
+        let borrowed: (FrameInfo, UnsafeRingMapping)? = slots.withLock { slots in
+            guard !slots.closed, let mapping = slots.mapping, let latest = slots.latest else { return nil }
             slots.borrowCount[latest.slot, default: 0] += 1
-            return latest
+            return (latest, mapping)
         }
-        return info.map { BorrowedFrame(info: $0, mapping: mapping, session: self) }
+        return borrowed.map { BorrowedFrame(info: $0.0, mapping: $0.1, session: self) }
     }
 
     /// A consumer is done with a frame: its slot returns to the helper unless it is still the latest.
@@ -449,20 +524,20 @@ final class PusherSession: @unchecked Sendable {
     /// `BorrowedFrame.releaseConsumed`).
     func releaseBorrowed(_ info: FrameInfo, consumed: Bool = false) {
         let withholding = withholdingReleases.load(ordering: .relaxed)
-        let giveBack: Bool = slots.withLock { slots in
+        let giveBack: UnsafeRingMapping? = slots.withLock { slots in
             slots.borrowCount[info.slot, default: 1] -= 1
-            guard slots.borrowCount[info.slot] == 0 else { return false }
+            guard slots.borrowCount[info.slot] == 0 else { return nil }
             slots.borrowCount[info.slot] = nil
             if consumed, slots.latest?.sequence == info.sequence { slots.latest = nil }
             guard !withholding, slots.latest?.slot != info.slot, slots.heldByPusher.contains(info.slot) else {
-                return false
+                return nil
             }
             slots.heldByPusher.remove(info.slot)
             slots.heldSequences[info.slot] = nil
-            return true
+            return slots.mapping
         }
-        if giveBack {
-            mapping?.store(info.sequence, at: RingHeaderField.pusherFramesConsumed)
+        if let mapping = giveBack {
+            mapping.store(info.sequence, at: RingHeaderField.pusherFramesConsumed)
             send(.release(Release(slot: info.slot, sequence: info.sequence)))
         }
     }

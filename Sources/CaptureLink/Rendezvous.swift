@@ -1,3 +1,4 @@
+import CLinuxShim
 import Glibc
 
 /// Where a group's socket lives, and how each side reaches it (SPEC "Rendezvous").
@@ -17,6 +18,8 @@ public struct Rendezvous: Sendable, Equatable {
         case groupInUse(group: String, path: String)
         case system(SystemCallError, path: String)
         case pusherNotListening(group: String, path: String, waitedMs: Int)
+        /// The process listening on the group's socket runs as another user (helper side, SPEC §3.4).
+        case foreignPusher(path: String, pid: Int32, uid: UInt32)
 
         public var description: String {
             switch self {
@@ -35,6 +38,9 @@ public struct Rendezvous: Sendable, Equatable {
             case .pusherNotListening(let group, let path, let waitedMs):
                 return "no pusher is listening on group '\(group)' (\(path)) after \(waitedMs) ms; "
                     + "start 'livepush' with the same group first"
+            case .foreignPusher(let path, let pid, let uid):
+                return "the process serving '\(path)' (pid \(pid)) runs as uid \(uid), not as this helper's user "
+                    + "(\(getuid())): refusing to send it anything; run the pusher as this user"
             }
         }
     }
@@ -155,14 +161,26 @@ public struct Rendezvous: Sendable, Equatable {
         }
         var status = stat()
         guard lstat(directory, &status) == 0 else { throw .system(SystemCallError("lstat", errno: errno), path: directory) }
-        guard status.st_mode & S_IFMT == S_IFDIR else { throw .unsafeDirectory(path: directory, reason: "not a directory") }
+        if let problem = Self.privateDirectoryProblem(status, path: directory) {
+            throw .unsafeDirectory(path: directory, reason: problem)
+        }
+    }
+
+    /// Why a directory with `status` (from lstat) is not this user's private directory, or nil:
+    /// it must be a directory (not a symbolic link), owned by this uid, with no group or other
+    /// permission (SPEC §3.3 for the pusher, §3.4 for the helper).
+    static func privateDirectoryProblem(_ status: stat, path: String) -> String? {
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            return status.st_mode & S_IFMT == S_IFLNK ? "it is a symbolic link, not a directory" : "not a directory"
+        }
         guard status.st_uid == getuid() else {
-            throw .unsafeDirectory(path: directory, reason: "owned by uid \(status.st_uid), not by this user (\(getuid()))")
+            return "owned by uid \(status.st_uid), not by this user (\(getuid()))"
         }
         guard status.st_mode & 0o077 == 0 else {
-            throw .unsafeDirectory(path: directory, reason: "mode \(String(status.st_mode & 0o777, radix: 8)) lets "
-                + "other users in; it must be 700 (chmod 700 \(directory))")
+            let mode = String(status.st_mode & 0o777, radix: 8)
+            return "mode \(mode) lets other users in; it must be 700 (chmod 700 \(path))"
         }
+        return nil
     }
 
     // MARK: Helper side
@@ -183,20 +201,55 @@ public struct Rendezvous: Sendable, Equatable {
         return fd
     }
 
-    /// Connects, retrying while the pusher is not there yet (100 ms, doubling to 1 s), for at most `retryMs`.
+    /// Connects as a helper, retrying while the pusher is not there yet (100 ms, doubling to 1 s),
+    /// for at most `retryMs`. Before each try the socket directory must be this user's private
+    /// directory (a missing one means no pusher yet), and the process that accepted must run as
+    /// this user (SO_PEERCRED); otherwise nothing is sent and the error says what was wrong
+    /// (SPEC §3.4 step 5: another user could have made `/tmp/livepush-<uid>` first).
     func connect(retryMs: Int) throws(Failure) -> Int32 {
         let started = MonotonicClock.nowNs()
         var delayMs = 100
         while true {
-            do {
-                return try connectOnce()
+            var status = stat()
+            var missing = false
+            if lstat(directory, &status) != 0 {
+                guard errno == ENOENT else { throw .system(SystemCallError("lstat", errno: errno), path: directory) }
+                missing = true
+            } else if let problem = Self.privateDirectoryProblem(status, path: directory) {
+                let foreign = status.st_uid != getuid()
+                throw .unsafeDirectory(path: directory, reason: problem + (foreign ? "; another user may have made it "
+                    + "to receive this screen: remove it and start the pusher again" : ""))
+            }
+            let fd: Int32
+            do throws(SystemCallError) {
+                guard !missing else { throw SystemCallError("connect", errno: ENOENT) }
+                fd = try connectOnce()
             } catch {
-                guard error.errno == ENOENT || error.errno == ECONNREFUSED else { throw .system(error, path: socketPath) }
+                guard error.errno == ENOENT || error.errno == ECONNREFUSED || error.errno == EAGAIN else {
+                    throw .system(error, path: socketPath)
+                }
                 let elapsedMs = Int((MonotonicClock.nowNs() - started) / 1_000_000)
                 if elapsedMs >= retryMs { throw .pusherNotListening(group: group, path: socketPath, waitedMs: elapsedMs) }
                 usleep(UInt32(min(delayMs, retryMs - elapsedMs)) * 1000)
                 delayMs = min(delayMs * 2, 1000)
+                continue
             }
+            try checkPusher(fd)
+            return fd
+        }
+    }
+
+    /// Closes `fd` and throws unless the process that accepted it runs as this user.
+    private func checkPusher(_ fd: Int32) throws(Failure) {
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        guard CLinuxShim_peer_credentials(fd, &pid, &uid, &gid) == 0 else {
+            let error = SystemCallError("getsockopt(SO_PEERCRED)", errno: errno)
+            close(fd)
+            throw .system(error, path: socketPath)
+        }
+        guard uid == getuid() else {
+            close(fd)
+            throw .foreignPusher(path: socketPath, pid: pid, uid: uid)
         }
     }
 

@@ -50,18 +50,44 @@ final class SeqPacketSocket: @unchecked Sendable {
         UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<count])
     }
 
-    /// Sends one message, with `descriptors` attached when not empty.
+    /// Sends one message, with `descriptors` attached when not empty; waits while the socket is full.
     func send(_ bytes: [UInt8], descriptors: [Int32] = []) throws(SystemCallError) {
+        let sent = transmit(bytes, descriptors: descriptors, flags: Int32(MSG_NOSIGNAL))
+        if sent < 0 { throw SystemCallError("sendmsg", errno: errno) }
+        bytesSent += sent
+    }
+
+    /// Sends one message without waiting: false when the socket is full (EAGAIN), and nothing
+    /// was sent. The pusher sends to helpers only this way (SPEC §4.1).
+    func sendWithoutWaiting(_ bytes: [UInt8], descriptors: [Int32] = []) throws(SystemCallError) -> Bool {
+        let sent = transmit(bytes, descriptors: descriptors, flags: Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        if sent < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK { return false }
+            throw SystemCallError("sendmsg", errno: errno)
+        }
+        bytesSent += sent
+        return true
+    }
+
+    /// Raises the send buffer to the most an unprivileged process may ask for (twice the usual
+    /// size), so that one last message fits behind what a peer that reads nothing left queued.
+    func enlargeSendBuffer() {
+        var bytes: Int32 = 1 << 30  // capped by the kernel at net.core.wmem_max (then doubled)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// One sendmsg (retried on EINTR): the bytes sent, or -1 with errno set.
+    private func transmit(_ bytes: [UInt8], descriptors: [Int32], flags: Int32) -> Int {
         // Read in place: sendmsg does not write through iov_base (a mutable copy of the array cost
         // an allocation per message).
-        let sent: Int = bytes.withUnsafeBytes { payload in
+        bytes.withUnsafeBytes { payload in
             var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: payload.baseAddress), iov_len: payload.count)
             return withUnsafeMutablePointer(to: &vector) { vectorPointer in
                 var message = msghdr()
                 message.msg_iov = vectorPointer
                 message.msg_iovlen = 1
                 if descriptors.isEmpty {
-                    return sendLoop(&message)
+                    return sendLoop(&message, flags: flags)
                 }
                 let controlBytes = CLinuxShim_CMSG_SPACE(MemoryLayout<Int32>.size * descriptors.count)
                 let control = UnsafeMutableRawPointer.allocate(byteCount: controlBytes, alignment: 16)
@@ -77,16 +103,14 @@ final class SeqPacketSocket: @unchecked Sendable {
                 for (index, fd) in descriptors.enumerated() {
                     data.storeBytes(of: fd, toByteOffset: index * MemoryLayout<Int32>.size, as: Int32.self)
                 }
-                return sendLoop(&message)
+                return sendLoop(&message, flags: flags)
             }
         }
-        if sent < 0 { throw SystemCallError("sendmsg", errno: errno) }
-        bytesSent += sent
     }
 
-    private func sendLoop(_ message: inout msghdr) -> Int {
+    private func sendLoop(_ message: inout msghdr, flags: Int32) -> Int {
         while true {
-            let result = sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL))
+            let result = sendmsg(descriptor, &message, flags)
             if result < 0 && errno == EINTR { continue }
             return result
         }

@@ -170,10 +170,34 @@ public struct FrameFlags: OptionSet, Sendable, Hashable {
     public static let known: FrameFlags = [.unchanged, .cursor, .formatChanged]
 }
 
-public enum PauseReason: UInt32, Sendable {
+public enum PauseReason: UInt32, Sendable, CustomStringConvertible {
     case screenLocked = 1
     case sourceHidden = 2
     case requested = 3
+
+    /// The name the specification uses, as `SCREEN_LOCKED`.
+    public var name: String {
+        switch self {
+        case .screenLocked: "SCREEN_LOCKED"
+        case .sourceHidden: "SOURCE_HIDDEN"
+        case .requested: "REQUESTED"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .screenLocked: "the screen is locked"
+        case .sourceHidden: "the captured window is minimised or off-screen"
+        case .requested: "the helper's user paused it"
+        }
+    }
+
+    /// A PAUSE's reason for a person: `the screen is locked (SCREEN_LOCKED, 1)`, or for a code
+    /// this pusher does not know, `reason 7` (SPEC §5.5: shown as its number).
+    public static func describe(code: UInt32) -> String {
+        guard let reason = PauseReason(rawValue: code) else { return "reason \(code)" }
+        return "\(reason) (\(reason.name), \(code))"
+    }
 }
 
 public enum FinishReason: UInt32, Sendable, CustomStringConvertible {
@@ -195,6 +219,28 @@ public enum FinishReason: UInt32, Sendable, CustomStringConvertible {
         case .done: return "the helper finished its planned work"
         }
     }
+
+    /// The name the specification uses, as `SOURCE_CLOSED`.
+    public var name: String {
+        switch self {
+        case .user: "USER"
+        case .sourceClosed: "SOURCE_CLOSED"
+        case .sourceLost: "SOURCE_LOST"
+        case .error: "ERROR"
+        case .restarting: "RESTARTING"
+        case .done: "DONE"
+        }
+    }
+
+    /// A FINISH's reason for a person: `the captured source was closed (SOURCE_CLOSED, 2)`, or
+    /// for a code this pusher does not know, `reason 99` (SPEC §5.7, §14.4: shown as its number).
+    public static func describe(code: UInt32) -> String {
+        guard let reason = FinishReason(rawValue: code) else { return "reason \(code)" }
+        return "\(reason) (\(reason.name), \(code))"
+    }
+
+    /// USER, DONE and SOURCE_CLOSED: the ends a helper plans (SPEC §5.7, §12.9).
+    public var isPlanned: Bool { self == .user || self == .done || self == .sourceClosed }
 }
 
 public enum StopReason: UInt32, Sendable {

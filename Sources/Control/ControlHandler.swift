@@ -1,5 +1,6 @@
 import Foundation
 import LivePush
+import Media
 import RTMP
 
 /// Carries out control commands on one pusher: the same meaning for the control socket, the
@@ -58,6 +59,7 @@ public final class ControlHandler: @unchecked Sendable {
             do { url = try PushDestination(text) } catch {
                 return .failure(.invalidValue(command: command.verb, value: text, reason: "\(error)"))
             }
+            if Redaction.holdsSecret(text) { KeyCustody.holdKey() }
             guard pusher.addPushDestination(url: text) == 0 else {
                 return .failure(.refused(command: command.verb, reason: "already pushing to \(url) (same URL and key)"))
             }
@@ -73,6 +75,10 @@ public final class ControlHandler: @unchecked Sendable {
         case .bgm(let action):
             switch action {
             case .start(let path, let loop):
+                // Named at once, without blocking: a FIFO or a device (the decoder checks again, issue 30).
+                if let problem = RegularFile.problem(readingFrom: path) {
+                    return .failure(.refused(command: command.verb, reason: problem))
+                }
                 let code = pusher.startBGM(path: path, loop: loop)
                 guard code == 0 else {
                     return .failure(.refused(command: command.verb, reason: code == -1

@@ -1,5 +1,6 @@
 import Foundation
 import LivePush
+import Media
 
 /// The picture's control commands (issue 16): `watermark add|remove`, `snapshot FILE`.
 enum PictureCommands {
@@ -9,6 +10,9 @@ enum PictureCommands {
     {
         switch action {
         case .add(let file):
+            if let problem = RegularFile.problem(readingFrom: file.path) {
+                return .failure(.refused(command: verb, reason: problem))
+            }
             let position = file.position
             let id = pusher.addWatermark(path: file.path, x: position.x, y: position.y, width: position.width,
                                          opacity: position.opacity)
@@ -31,8 +35,11 @@ enum PictureCommands {
     static func snapshot(path: String, pusher: LivePusher, verb: String) -> Result<[String: Any], ControlError> {
         switch pusher.snapshotPNG() {
         case .success(let png):
-            guard FileManager.default.createFile(atPath: path, contents: Data(png)) else {
-                return .failure(.refused(command: verb, reason: "cannot write '\(path)' (check the directory exists and is writable)"))
+            // Mode 0600, and never opening what is at the path: a FIFO or a device is refused (issue 30).
+            do {
+                try RegularFile.write(png, to: path)
+            } catch {
+                return .failure(.refused(command: verb, reason: error.description))
             }
             return .success(["snapshot": path, "bytes": png.count])
         case .failure(let error):

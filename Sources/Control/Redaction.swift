@@ -48,18 +48,27 @@ public enum Redaction {
         !scalar.properties.isWhitespace && scalar != "\"" && scalar != "'" && scalar != "<" && scalar != ">"
     }
 
-    /// One URL: scheme://host/app/****, and ?**** for a query. A URL already redacted stays as it is.
-    static func redactURL(_ url: String) -> String {
+    /// One URL: scheme://host/app/****, ?**** for a query, #**** for a fragment, and ****@ for a
+    /// user and password before the host (`rtmp://****@host/app/****`). A URL already redacted
+    /// stays as it is. The one rule for every output: events, the dashboard, the report,
+    /// `--print-config` (issue 30).
+    public static func redactURL(_ url: String) -> String {
         guard let schemeEnd = url.range(of: "://") else { return url }
         var rest = String(url[schemeEnd.upperBound...])
-        var query = ""
-        if let mark = rest.firstIndex(of: "?") {
-            query = rest[rest.index(after: mark)...].isEmpty ? "" : "?****"
+        var suffix = ""
+        if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            suffix = rest[rest.index(after: mark)...].isEmpty ? "" : "\(rest[mark])****"
             rest = String(rest[..<mark])
         }
-        let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
+        var parts = rest.split(separator: "/", omittingEmptySubsequences: false)
+        if let authority = parts.first, let at = authority.lastIndex(of: "@") {
+            parts[0] = "****@" + authority[authority.index(after: at)...]
+        }
         let kept = parts.prefix(2).joined(separator: "/")
         let secret = parts.count > 2 && !parts[2...].joined(separator: "/").isEmpty
-        return url[..<schemeEnd.upperBound] + kept + (secret ? "/****" : parts.count > 2 ? "/" : "") + query
+        return url[..<schemeEnd.upperBound] + kept + (secret ? "/****" : parts.count > 2 ? "/" : "") + suffix
     }
+
+    /// Whether `url` holds anything `redactURL` hides (a key, a query, a password).
+    public static func holdsSecret(_ url: String) -> Bool { redactURL(url) != url }
 }

@@ -4,9 +4,11 @@ import HTTPServer
 import LivePush
 
 /// The live dashboard (the reference SDKs' debug view): a page served by libmicrohttpd
-/// (`HTTPServer`) on 127.0.0.1 unless told otherwise, behind a random token; charts drawn by
-/// Debian's Chart.js, served from disk like the page; the outgoing picture as a JPEG; events by
-/// Server-Sent Events; buttons that send the control socket's commands (`ControlHandler`).
+/// (`HTTPServer`) on 127.0.0.1 unless told otherwise, behind a random token kept by the page (no
+/// cookie) and used only from its own origin (`DashboardAccess`); charts drawn by Debian's
+/// Chart.js, served from disk like the page; the outgoing picture as a JPEG; events by
+/// Server-Sent Events; buttons that send the control socket's commands (`ControlHandler`), and
+/// only those unless `allCommands`.
 public final class Dashboard: @unchecked Sendable {
     /// The address to open, token included (printed once at start).
     public let url: String
@@ -17,21 +19,31 @@ public final class Dashboard: @unchecked Sendable {
     /// Where Debian's libjs-chart.js puts Chart.js.
     public static let chartJSPath = "/usr/share/javascript/chart.js/chart.min.js"
 
-    /// Serves the dashboard of `handler`'s pusher on `address:port` (port 0: any free one).
-    public init(handler: ControlHandler, hub: EventHub, address: String = "127.0.0.1", port: UInt16)
-        throws(DashboardError)
+    /// Serves the dashboard of `handler`'s pusher on `address:port` (port 0: any free one); with
+    /// `allCommands`, `/api/control` takes every command of the control socket, not only the
+    /// buttons'. At most `HTTPServerLimits.dashboard` connections, idle ones closed.
+    public init(handler: ControlHandler, hub: EventHub, address: String = "127.0.0.1", port: UInt16,
+                allCommands: Bool = false) throws(DashboardError)
     {
         var generator = SystemRandomNumberGenerator()  // getrandom(2)
         token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
         guard let resources = Self.resourcesDirectory else { throw .resourcesMissing }
-        let routes = DashboardRoutes(handler: handler, hub: hub, token: token, resources: resources)
+        let routes = DashboardRoutes(handler: handler, hub: hub, resources: resources)
         self.routes = routes
         do {
-            server = try HTTPServer(address: address, port: port) { request in routes.answer(request) }
+            server = try HTTPServer(address: address, port: port, limits: .dashboard) { routes.answer($0) }
         } catch {
             throw .http(error)
         }
-        url = "http://\(address):\(server.port)/?token=\(token)"
+        routes.access = DashboardAccess(address: address, port: server.port, token: token, allCommands: allCommands)
+        url = "http://\(address == "0.0.0.0" ? "127.0.0.1" : address):\(server.port)/?token=\(token)"
+    }
+
+    /// Whether `address` (IPv4) is a loopback address, 127.0.0.0/8: only this machine reaches it.
+    public static func isLoopback(_ address: String) -> Bool {
+        var probe = in_addr()
+        guard inet_pton(AF_INET, address, &probe) == 1 else { return false }
+        return UInt32(bigEndian: probe.s_addr) >> 24 == 127
     }
 
     public var port: UInt16 { server.port }
@@ -83,13 +95,20 @@ public enum DashboardError: Error, CustomStringConvertible {
     }
 }
 
-/// What each path of the dashboard answers. Every request needs the token (query `token=`, or
-/// the cookie the page sets); without it: 403.
+/// What each path of the dashboard answers. Every request is first checked by `DashboardAccess`
+/// (its Host, its Origin); every one but the page's static files needs the token (header
+/// `X-LivePush-Token`, or `token=` in the query of a GET); without it: 403.
 final class DashboardRoutes: @unchecked Sendable {
     let handler: ControlHandler
     let hub: EventHub
-    let token: String
     let resources: String
+    /// Set once, before the server's first request can reach it (the port is known only then).
+    private let accessLock = NSLock()
+    private var accessValue: DashboardAccess?
+    var access: DashboardAccess? {
+        get { accessLock.withLock { accessValue } }
+        set { accessLock.withLock { accessValue = newValue } }
+    }
     private let lock = NSLock()
     private var preview: (bytes: [UInt8], takenNs: UInt64)?
     private var streams: [HTTPStream] = []
@@ -97,26 +116,26 @@ final class DashboardRoutes: @unchecked Sendable {
         "dashboard.js": "text/javascript", "dashboard.css": "text/css", "charts.js": "text/javascript",
     ]
 
-    init(handler: ControlHandler, hub: EventHub, token: String, resources: String) {
+    init(handler: ControlHandler, hub: EventHub, resources: String) {
         self.handler = handler
         self.hub = hub
-        self.token = token
         self.resources = resources
     }
 
     func closeStreams() { lock.withLock { streams }.forEach { $0.close() } }
 
     func answer(_ request: HTTPRequest) -> HTTPResponse {
-        let given = request.query["token"] ?? request.cookies["livepush_token"] ?? ""
-        guard Self.same(given, token) else {
-            return .text(403, "403 Forbidden: this dashboard needs its token; open the URL that livepush printed "
-                + "(http://ADDRESS:PORT/?token=...)")
-        }
+        var response = route(request)
+        let present = Set(response.headers.map { $0.0.lowercased() })
+        response.headers += DashboardAccess.headers.filter { !present.contains($0.0.lowercased()) }
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) -> HTTPResponse {
+        guard let access else { return .text(503, "the dashboard is starting") }
+        if let refusal = access.refusal(request) { return refusal }
+        // The page's own files hold no secret: no token, so that the page can load them.
         switch (request.method, request.path) {
-        case ("GET", "/"):
-            var response = file("index.html", type: "text/html; charset=utf-8")
-            response.headers.append(("Set-Cookie", "livepush_token=\(token); HttpOnly; SameSite=Strict; Path=/"))
-            return response
         case ("GET", "/static/chart.min.js"):
             guard let bytes = FileManager.default.contents(atPath: Dashboard.chartJSPath) else {
                 return .text(404, "Chart.js is not installed: apt-get install libjs-chart.js")
@@ -126,13 +145,27 @@ final class DashboardRoutes: @unchecked Sendable {
             let name = String(path.dropFirst("/static/".count))
             guard let type = Self.staticFiles[name] else { return .text(404, "no such file") }
             return file(name, type: type)
+        default:
+            break
+        }
+        guard access.hasToken(request) else {
+            return .text(403, "403 Forbidden: this dashboard needs its token; open the URL that livepush printed "
+                + "(http://ADDRESS:PORT/?token=...)")
+        }
+        switch (request.method, request.path) {
+        case ("GET", "/"):
+            return file("index.html", type: "text/html; charset=utf-8")
         case ("GET", "/api/status"):
             return json(200, JSONLine.encode(handler.statusObject()))
         case ("GET", "/api/history"):
             return json(200, "[" + hub.recent.joined(separator: ",") + "]")
         case ("POST", "/api/control"):
             let args = (request.query["args"] ?? "").split(separator: ",").map(String.init)
-            let line = JSONLine.encode(["command": request.query["command"] ?? "", "args": args])
+            let verb = request.query["command"] ?? ""
+            if let command = try? ControlCommand.parse([verb] + args), let refusal = access.commandRefusal(command) {
+                return json(403, ControlHandler.failure(.refused(command: command.verb, reason: refusal)))
+            }
+            let line = JSONLine.encode(["command": verb, "args": args])
             let (answer, command) = handler.answer(requestLine: line)
             guard command != .events else { return json(400, ControlHandler.failure(.badRequest("use /events"))) }
             let ok = JSONLine.decode(answer)?["ok"] as? Bool ?? false
@@ -141,7 +174,7 @@ final class DashboardRoutes: @unchecked Sendable {
             return events()
         case ("GET", "/preview.jpg"):
             guard let bytes = previewJPEG() else { return .text(503, "no picture yet") }
-            return HTTPResponse(status: 200, contentType: "image/jpeg", body: bytes, headers: [("Cache-Control", "no-store")])
+            return HTTPResponse(status: 200, contentType: "image/jpeg", body: bytes)
         default:
             return .text(404, "no such page")
         }
@@ -175,19 +208,11 @@ final class DashboardRoutes: @unchecked Sendable {
         guard let bytes = FileManager.default.contents(atPath: resources + "/" + name) else {
             return .text(404, "missing page file \(name)")
         }
-        return HTTPResponse(status: 200, contentType: type, body: [UInt8](bytes), headers: [("Cache-Control", "no-store")])
+        return HTTPResponse(status: 200, contentType: type, body: [UInt8](bytes))
     }
 
     private func json(_ status: Int, _ text: String) -> HTTPResponse {
-        HTTPResponse(status: status, contentType: "application/json", body: Array(text.utf8),
-                     headers: [("Cache-Control", "no-store")])
-    }
-
-    /// Compares in time that does not depend on where the first difference is.
-    private static func same(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        HTTPResponse(status: status, contentType: "application/json", body: Array(text.utf8))
     }
 }
 

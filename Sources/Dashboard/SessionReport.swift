@@ -1,5 +1,6 @@
 import Control
 import Foundation
+import Media
 
 /// The session report: one self-contained HTML file (Chart.js and the page's script inlined,
 /// the statistics embedded) with the charts over the whole session, a summary and every warning
@@ -113,8 +114,10 @@ public struct SessionReport {
         guard let chartJS = try? String(contentsOfFile: chartJSPath, encoding: .utf8) else {
             throw .resourcesMissing("Chart.js is not at \(chartJSPath); apt-get install libjs-chart.js")
         }
+        let text = HTMLEscaping.text, attribute = HTMLEscaping.attribute
         let summaryRows = summary.map { row in
-            "<tr><th>\(Self.escape(row.label))</th><td class=\"number\" data-key=\"\(row.key)\">\(Self.escape(row.value))</td></tr>"
+            "<tr><th>\(text(row.label))</th>"
+                + "<td class=\"number\" data-key=\"\(attribute(row.key))\">\(text(row.value))</td></tr>"
         }.joined(separator: "\n")
         let destinationList = destinations()
         let destinationRows = destinationList.enumerated().map { index, item in
@@ -123,39 +126,44 @@ public struct SessionReport {
             let bytes = item.samples.reduce(0) { $0 + int($1.destination, "bytesSent") }
             let dropped = item.samples.reduce(0) { $0 + int($1.destination, "framesDropped") }
             let cells = [("Min", rate.min), ("Mean", rate.mean), ("Max", rate.max), ("Bytes", bytes), ("Dropped", dropped)]
-                .map { "<td class=\"number\" data-key=\"destination\(index)\($0.0)\">\($0.1)</td>" }.joined()
-            return "<tr><td>\(Self.escape(item.label))</td>\(cells)</tr>"
+                .map { "<td class=\"number\" data-key=\"\(attribute("destination\(index)\($0.0)"))\">\($0.1)</td>" }
+                .joined()
+            return "<tr><td>\(text(item.label))</td>\(cells)</tr>"
         }.joined(separator: "\n")
         let timeline = events.filter { ["warning", "error", "pushStatus", "control", "captureStarted", "captureStopped",
                                         "recordBegin", "recordComplete", "session"].contains(type($0)) }
             .map { event in
-                let text = String(format: "%.1f s ", seconds(event)) + (event["time"] as? String ?? "") + " " + describe(event)
-                return "<li class=\"\(type(event))\">\(Self.escape(text))</li>"
+                let line = String(format: "%.1f s ", seconds(event)) + (event["time"] as? String ?? "") + " "
+                    + describe(event)
+                return "<li class=\"\(attribute(type(event)))\">\(text(line))</li>"
             }.joined(separator: "\n")
         let data = chartData(destinationList)
         let session = events.first { type($0) == "session" && $0["event"] as? String == "start" }
         let subtitle = session.map { "\($0["name"] as? String ?? "") · LivePush \($0["version"] as? String ?? "") · "
             + "\(int($0, "width"))x\(int($0, "height")) at \(int($0, "fps")) fps · started \($0["time"] as? String ?? "")" }
             ?? "from \(eventCount) events"
-        return template
-            .replacingOccurrences(of: "{{CHARTJS}}", with: Self.scriptSafe(chartJS))
-            .replacingOccurrences(of: "{{REPORTJS}}", with: Self.scriptSafe(script))
-            .replacingOccurrences(of: "{{CHARTSJS}}", with: Self.scriptSafe(common))
-            .replacingOccurrences(of: "{{DATA}}", with: Self.scriptSafe(data))
-            .replacingOccurrences(of: "{{TITLE}}", with: Self.escape(title))
-            .replacingOccurrences(of: "{{SUBTITLE}}", with: Self.escape(subtitle))
-            .replacingOccurrences(of: "{{SUMMARY}}", with: summaryRows)
-            .replacingOccurrences(of: "{{DESTINATIONS}}", with: destinationRows)
-            .replacingOccurrences(of: "{{TIMELINE}}", with: timeline)
+        // One pass over the template: a value is never searched for placeholders (issue 30).
+        do {
+            return try PageTemplate(template: template).fill([
+                "CHARTJS": .scriptCode(chartJS), "REPORTJS": .scriptCode(script), "CHARTSJS": .scriptCode(common),
+                "DATA": .scriptJSON(data), "TITLE": .text(title), "SUBTITLE": .text(subtitle),
+                "SUMMARY": .markup(summaryRows), "DESTINATIONS": .markup(destinationRows),
+                "TIMELINE": .markup(timeline),
+            ])
+        } catch {
+            throw .resourcesMissing("the page file report.html does not fit this livepush (\(error)); "
+                + "reinstall LivePush")
+        }
     }
 
-    /// Writes `html(title:)` to `path`.
+    /// Writes `html(title:)` to `path`, mode 0600 (a report names destinations and shows the
+    /// session: only its owner reads it, as the events file), never opening what is at `path`.
     public func write(to path: String, title: String) throws(Failure) {
         let page = try html(title: title)
         do {
-            try page.write(toFile: path, atomically: true, encoding: .utf8)
+            try RegularFile.write(Array(page.utf8), to: path)
         } catch {
-            throw .cannotWrite(path: path, reason: (error as NSError).localizedDescription)
+            throw .cannotWrite(path: path, reason: error.reason)
         }
     }
 
@@ -191,17 +199,6 @@ public struct SessionReport {
     }
 
     private static func round1(_ value: Double) -> Double { (value * 10).rounded() / 10 }
-
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
-
-    /// Text that may sit inside <script>: no "</script" can end it early (in JavaScript strings and
-    /// JSON, "<\/" means "</").
-    static func scriptSafe(_ text: String) -> String {
-        text.replacingOccurrences(of: "</script", with: "<\\/script", options: .caseInsensitive)
-    }
 }
 
 /// Keeps every event line of a run, for `--report` at its end.

@@ -7,6 +7,39 @@ public struct HTTPRequest: Sendable {
     public let path: String
     public let query: [String: String]
     public let cookies: [String: String]
+    /// The request's headers, names in lower case (`host`, `origin`, ...).
+    public let headers: [String: String]
+
+    public init(method: String, path: String, query: [String: String] = [:], cookies: [String: String] = [:],
+                headers: [String: String] = [:]) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.cookies = cookies
+        self.headers = headers
+    }
+}
+
+/// Bounds on what clients can hold of the server (issue 30): every connection is a thread and a
+/// descriptor, so idle ones are closed and their number is capped, in all and per client address.
+/// Past a cap, new connections wait in the kernel's listen queue (no descriptor of ours) until one
+/// ends.
+public struct HTTPServerLimits: Sendable, Equatable {
+    /// Seconds without a byte either way after which a connection is closed.
+    public var connectionTimeoutS: UInt32
+    public var maxConnections: UInt32
+    public var maxConnectionsPerAddress: UInt32
+
+    public init(connectionTimeoutS: UInt32, maxConnections: UInt32, maxConnectionsPerAddress: UInt32) {
+        self.connectionTimeoutS = connectionTimeoutS
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
+    }
+
+    /// The dashboard's: a page uses about 8 connections (Chromium's 6 per host, the event stream,
+    /// the picture), a few pages fit; a stream sends every second, so 15 s idle is a dead client.
+    public static let dashboard = HTTPServerLimits(connectionTimeoutS: 15, maxConnections: 64,
+                                                   maxConnectionsPerAddress: 32)
 }
 
 /// What the handler answers: a body, or a stream that stays open (Server-Sent Events).
@@ -102,8 +135,9 @@ public enum HTTPServerError: Error, CustomStringConvertible {
     }
 }
 
-/// An HTTP/1.1 server (libmicrohttpd, one thread per connection) on one IPv4 address. Every
-/// request goes to `handler` on its connection's thread; libmicrohttpd's types stay in here.
+/// An HTTP/1.1 server (libmicrohttpd, one thread per connection, `HTTPServerLimits` of them at
+/// most) on one IPv4 address. Every request goes to `handler` on its connection's thread;
+/// libmicrohttpd's types stay in here.
 public final class HTTPServer: @unchecked Sendable {
     public let address: String
     public let port: UInt16
@@ -111,8 +145,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var daemon: OpaquePointer?
     private let lock = NSLock()
 
-    public init(address: String, port: UInt16, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse)
-        throws(HTTPServerError)
+    public init(address: String, port: UInt16, limits: HTTPServerLimits = .dashboard,
+                handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError)
     {
         self.address = address
         self.handler = handler
@@ -125,7 +159,8 @@ public final class HTTPServer: @unchecked Sendable {
         let context = UnsafeMutableRawPointer(Unmanaged<HTTPBox>.passRetained(HTTPBox()).toOpaque())
         let box = Unmanaged<HTTPBox>.fromOpaque(context).takeUnretainedValue()
         errno = 0
-        started = CMicroHTTPD_start(address, port, httpAccessHandler, httpRequestCompleted, context)
+        started = CMicroHTTPD_start(address, port, limits.connectionTimeoutS, limits.maxConnections,
+                                    limits.maxConnectionsPerAddress, httpAccessHandler, httpRequestCompleted, context)
         guard let started else {
             Unmanaged<HTTPBox>.fromOpaque(context).release()
             let reason = errno == EINVAL ? "not an IPv4 address" : errno != 0 ? String(cString: strerror(errno)) : "libmicrohttpd refused"
@@ -204,10 +239,12 @@ private let httpAccessHandler: MHD_AccessHandlerCallback = {
     }
     let box = Unmanaged<HTTPBox>.fromOpaque(context).takeUnretainedValue()
     guard let server = box.server else { return .NO }
+    let headers = Dictionary(values(connection, .HEADER_KIND).map { ($0.key.lowercased(), $0.value) },
+                             uniquingKeysWith: { first, _ in first })
     let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET",
                               path: url.map { String(cString: $0) } ?? "/",
                               query: values(connection, .GET_ARGUMENT_KIND),
-                              cookies: values(connection, .COOKIE_KIND))
+                              cookies: values(connection, .COOKIE_KIND), headers: headers)
     let answer = server.handler(request)
     let response: OpaquePointer?
     if let stream = answer.stream {

@@ -29,6 +29,8 @@ public final class LivePusher: @unchecked Sendable {
     public let config: LivePushConfig
     private weak var observer: (any LivePusherObserver)?
     private let callbackQueue: DispatchQueue
+    /// Set on `callbackQueue` (see `destroy`).
+    private let callbackQueueKey = DispatchSpecificKey<Void>()
     let lock = NSLock()
     private(set) var endpoint: PusherEndpoint?
     var pipeline: VideoPipeline?
@@ -50,9 +52,9 @@ public final class LivePusher: @unchecked Sendable {
     var resolutionController: ResolutionController?
     /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
     var userPaused = false
-    private var helperPaused = false
+    var helperPaused = false
     /// A helper (re)started: the screen comes back with its first frame.
-    private var helperReturning = false
+    var helperReturning = false
     /// The audio controls the user set, kept for a pipeline that does not exist yet.
     private var audioControls = PendingAudioControls()
     /// Each destination's latest status and figures (`status`, LivePusherStatus.swift).
@@ -81,10 +83,16 @@ public final class LivePusher: @unchecked Sendable {
                                               currentKbps: bitrates.initial, enabled: self.config.autoBitrate)
         self.observer = observer
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "livepush.observer")
+        // Marks the queue as this pusher's, so that `destroy` knows when it runs on it (a sync
+        // there would wait for itself). A key per pusher: several may share one queue.
+        self.callbackQueue.setSpecific(key: callbackQueueKey, value: ())
         sound.setNotifier { [weak self] call in self?.notify(call) }
     }
 
-    deinit { destroy() }
+    deinit {
+        destroy()
+        callbackQueue.setSpecific(key: callbackQueueKey, value: nil)  // the key's address may be reused
+    }
 
     // MARK: Screen capture
 
@@ -277,79 +285,6 @@ public final class LivePusher: @unchecked Sendable {
         audioPipeline?.stop()
     }
 
-    private func handle(_ event: CaptureLinkEvent) {
-        switch event {
-        case .started:
-            lock.withLock {
-                helperReturning = true
-                pipeline?.startNewSession()
-            }
-            notify { $0.onScreenCaptureStarted() }
-        case .frame:
-            // A helper that (re)started: its first frame brings the screen back, on a keyframe.
-            lock.withLock {
-                pipeline?.frameArrived()
-                if helperReturning {
-                    helperReturning = false
-                    pipeline?.hidePlaceholder(.helperLost)
-                }
-            }
-        case .paused:
-            lock.withLock {
-                helperPaused = true
-                pipeline?.showPlaceholder(.paused)
-            }
-        case .resumed:
-            lock.withLock {
-                helperPaused = false
-                if !userPaused { pipeline?.hidePlaceholder(.paused) }
-            }
-        case .finished(let code, let text):
-            helperGone()
-            let planned = code == FinishReason.user.rawValue || code == FinishReason.done.rawValue
-            // RESTARTING: the captured display or output changed past what the session carries
-            // (SPEC §5.7); the helper comes back at once: the reference's reason 2.
-            let reason: Int32 = planned ? 0 : code == FinishReason.restarting.rawValue ? 2 : 1
-            if reason != 0 {
-                notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: "capture helper finished: \(text)",
-                                      extraInfo: ["reason": String(code)]) }
-            }
-            notify { $0.onScreenCaptureStopped(reason: reason) }
-        case .lost(let reason):
-            helperGone()
-            notify { $0.onWarning(code: LivePushWarningCode.helperLost, message: reason, extraInfo: [:]) }
-            notify { $0.onScreenCaptureStopped(reason: 1) }
-        case .violation(let violation, _):
-            helperGone()
-            notify { $0.onWarning(code: LivePushWarningCode.helperViolation, message: violation.description,
-                                  extraInfo: ["rule": violation.code.name]) }
-            notify { $0.onScreenCaptureStopped(reason: 1) }
-        case .rejected(let code, let reason):
-            notify { $0.onWarning(code: LivePushWarningCode.helperRejected, message: reason,
-                                  extraInfo: ["rule": code.name]) }
-        case .audio(let audio):
-            lock.lock()
-            let audioPipeline = self.audioPipeline
-            lock.unlock()
-            audioPipeline?.push(audio)
-        case .unchangedFrame:
-            lock.withLock { pipeline?.frameArrived() }
-        case .connected:
-            break
-        }
-    }
-
-    /// The helper stopped or went away: the output goes on with the placeholder, at its frame
-    /// rate, and audio goes on, until a helper comes back on the group.
-    private func helperGone() {
-        lock.withLock {
-            helperReturning = false
-            helperPaused = false
-            if !userPaused { pipeline?.hidePlaceholder(.paused) }
-            pipeline?.showPlaceholder(.helperLost)
-        }
-    }
-
     // MARK: Audio
 
     /// The microphone's volume in percent: 100 as captured, 0 silent, up to 400 amplified.
@@ -427,10 +362,16 @@ public final class LivePusher: @unchecked Sendable {
         microphone?.stop()
     }
 
-    /// Stops everything; the pusher cannot be used afterwards.
+    /// Stops everything; the pusher cannot be used afterwards. Called from any other thread, it
+    /// returns once every callback already queued has run. Called on the callback queue itself
+    /// (from an observer callback, or when the last reference to the pusher goes away in one), it
+    /// cannot wait for them, since they run after the callback it is called from: it returns once
+    /// everything is stopped. Callbacks of a pusher that no longer exists are skipped.
     public func destroy() {
         stopScreenCapture()
-        callbackQueue.sync {}  // every callback already queued has run
+        if DispatchQueue.getSpecific(key: callbackQueueKey) == nil {
+            callbackQueue.sync {}  // every callback already queued has run
+        }
     }
 
     // MARK: Statistics

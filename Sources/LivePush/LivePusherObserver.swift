@@ -244,13 +244,26 @@ public enum LivePushWarningCode {
     /// A push connection failed or broke and is being made again; `extraInfo["cause"]` says why
     /// (dnsFailed, connectionRefused, timedOut, handshakeFailed, networkLost, tlsHandshakeFailed).
     public static let pushReconnecting: Int32 = 1102
+    /// The capture helper went away (exited, hung, reported an error, or finished with a reason
+    /// other than a planned one); the pause picture goes out until a helper is back.
     public static let helperLost: Int32 = 1201
+    /// The helper broke a rule of the protocol (`extraInfo["rule"]`); it was sent ERROR and disconnected.
     public static let helperViolation: Int32 = 1202
+    /// A helper was turned away (busy group, wrong user...); many at once come as a few warnings,
+    /// the rest counted in one.
     public static let helperRejected: Int32 = 1203
     /// The configured encoder could not be opened (no GPU for VA-API or NVENC); libx264 is used.
     public static let encoderFallback: Int32 = 1204
     /// The pause or poor-network image cannot be read; the dimmed last picture is shown instead.
     public static let imageUnreadable: Int32 = 1205
+    /// The helper paused (PAUSE): `message` gives the reason, by name or as its number.
+    public static let helperPaused: Int32 = 1206
+    public static let helperResumed: Int32 = 1207
+    /// The helper finished as planned (FINISH {USER} or {DONE}); `extraInfo["reason"]` is its code.
+    public static let helperFinished: Int32 = 1208
+    /// The helper's timestamps are more than 1 s ahead of the pusher's clock: the arrival time is
+    /// used instead (SPEC §9). At most one such warning per 10 s and message type.
+    public static let helperClock: Int32 = 1209
     /// A configured watermark (`--watermark`, `watermarks`) cannot be read; the broadcast goes on without it.
     public static let watermarkUnreadable: Int32 = 1530
     /// The preview window was closed (by its user or its X server); the broadcast goes on.

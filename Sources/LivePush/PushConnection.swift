@@ -1,6 +1,7 @@
 import FLV
 import Media
 import RTMP
+import SafeText
 import SRT
 
 /// One live connection of a push output to its server: RTMP (over TCP or TLS) or SRT. The
@@ -30,6 +31,20 @@ protocol PushConnection: AnyObject {
 
 /// Push failures, whatever the protocol: the step, a sentence, and a kind to act on.
 typealias PushError = RTMPError
+
+extension RTMPError {
+    /// The same failure with its detail, which may quote the server, neutralised (`UntrustedText`).
+    var neutralised: RTMPError {
+        guard UntrustedText.needsNeutralising(detail) || detail.unicodeScalars.count > Self.maxDetailScalars else {
+            return self
+        }
+        return RTMPError(step: step, detail: UntrustedText.neutralised(detail, maxScalars: Self.maxDetailScalars),
+                         kind: kind)
+    }
+
+    /// Our sentence plus a server's description: longer than a helper's text, still capped.
+    static let maxDetailScalars = 600
+}
 
 /// The stream's metadata and sequence headers, shared by every connection of one output.
 struct StreamHeaders {

@@ -63,8 +63,11 @@ public enum PushDestination: Equatable, Sendable, CustomStringConvertible {
     private static func redactUnparsed(_ url: String) -> String {
         guard let schemeEnd = url.range(of: "://") else { return url }
         let rest = url[schemeEnd.upperBound...]
-        let host = rest.prefix { $0 != "/" && $0 != "?" }
-        return url[..<schemeEnd.upperBound] + host + (rest.count > host.count ? "/****" : "")
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        // A user and password before the host are secrets too (the rule of Control's Redaction).
+        let host = authority.lastIndex(of: "@").map { "****@" + authority[authority.index(after: $0)...] }
+            ?? String(authority)
+        return url[..<schemeEnd.upperBound] + host + (rest.count > authority.count ? "/****" : "")
     }
 }
 

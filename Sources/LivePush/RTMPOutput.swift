@@ -323,6 +323,10 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                 onStatus?(.disconnected, "stopped pushing to \(url)")
                 return
             } catch {
+                // What the server said (an `_error` or `onStatus` description, SRT's reject reason)
+                // is shown with its control characters escaped from here on (SPEC §2.3's rule,
+                // applied to servers too): in onError, the status messages, the events, the report.
+                let error = error.neutralised
                 if isStopped { break }
                 if error.detail == Self.reconnectRequestedDetail {
                     attempts = 1  // a requested reconnection: at once, counted as the first retry

@@ -1,4 +1,5 @@
 import CFFmpeg
+import Glibc
 import CLazyLibraries
 
 /// Decodes the first audio stream of a music file (MP3, AAC/M4A, FLAC, Ogg Vorbis and Opus,
@@ -40,7 +41,11 @@ public final class AudioFileDecoder {
         var name = ""
         do throws(MediaError) {
             try requireLibrary(CLazyLibraries_avformat, for: "audio files are")
-            try ffmpegCall("open '\(path)'") { avformat_open_input(&format, path, nil, nil) }
+            // Opened here first: a FIFO or a device is refused without blocking (issue 30).
+            let checked: Int32
+            do { checked = try RegularFile.openForReading(path) } catch { throw .unusableFile(error) }
+            defer { close(checked) }
+            try ffmpegCall("open '\(path)'") { avformat_open_input(&format, RegularFile.path(of: checked), nil, nil) }
             try ffmpegCall("read the streams of '\(path)'") { avformat_find_stream_info(format, nil) }
             var decoder: UnsafePointer<AVCodec>?
             index = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)

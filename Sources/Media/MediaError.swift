@@ -10,6 +10,8 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
     /// libavformat or libswscale (loaded on first use) could not be loaded: the loader's words, naming the
     /// library and the Debian package to install.
     case libraryMissing(String)
+    /// A file a person named is not a regular file, or cannot be opened (RegularFile).
+    case unusableFile(RegularFile.Failure)
 
     public var description: String {
         switch self {
@@ -19,6 +21,7 @@ public enum MediaError: Error, Equatable, CustomStringConvertible {
         case .unsupportedContainer(let ext):
             return "no recording format for '.\(ext)': use .mp4 (fragmented), .mkv or .flv"
         case .libraryMissing(let message): return message
+        case .unusableFile(let failure): return failure.description
         }
     }
 

@@ -1,4 +1,5 @@
 import CFFmpeg
+import Glibc
 import CLazyLibraries
 
 /// A still picture from a PNG or JPEG file, decoded with libavformat and libavcodec and
@@ -23,7 +24,13 @@ public struct StillImage: Sendable {
         try requireLibrary(CLazyLibraries_avformat, for: "picture files are")
         try requireLibrary(CLazyLibraries_swscale, for: "picture files are")
         var format: UnsafeMutablePointer<AVFormatContext>?
-        try ffmpegCall("avformat_open_input(\(path))") { avformat_open_input(&format, path, nil, nil) }
+        // Opened here first: a FIFO or a device is refused without blocking (issue 30).
+        let checked: Int32
+        do { checked = try RegularFile.openForReading(path) } catch { throw .unusableFile(error) }
+        defer { close(checked) }
+        try ffmpegCall("avformat_open_input(\(path))") {
+            avformat_open_input(&format, RegularFile.path(of: checked), nil, nil)
+        }
         defer { avformat_close_input(&format) }
         guard let format else { throw .ffmpeg("avformat_open_input(\(path))", CFFmpeg_AVERROR(EINVAL)) }
         try ffmpegCall("avformat_find_stream_info(\(path))") { avformat_find_stream_info(format, nil) }

@@ -39,6 +39,9 @@ public final class TCPStream: ByteStream {
                 lastError = errno == ECONNREFUSED ? "connection refused (is a server listening on port \(port)?)"
                     : String(cString: strerror(errno))
                 close(fd)
+            } else {
+                // Out of descriptors (EMFILE), say: the words of the cause, not "no address".
+                lastError = "cannot make a socket: " + String(cString: strerror(errno))
             }
             entry = address.pointee.ai_next
         }

@@ -148,7 +148,8 @@ enum PushBenchmark {
             return Publisher(name: name, executable: livepush, arguments: [
                 "push", url, "--display", display, "--resolution", "1080p", "--fps", String(fps), "--gop", "2",
                 "--quality", "custom", "--bitrate", "4500", "--min-bitrate", "4500", "--initial-bitrate", "4500",
-                "--no-auto-bitrate", "--quiet",
+                // Dumpable as the other publishers are, so that its smaps_rollup can be read without root.
+                "--no-auto-bitrate", "--quiet", "--allow-core-dump",
             ])
         case "ffmpeg":
             return Publisher(name: name, executable: ffmpeg, arguments: [

@@ -191,7 +191,7 @@ enum PushScaleBenchmark {
             return PushBenchmark.Publisher(name: name, executable: BenchSupport.sibling("livepush").path, arguments: [
                 "push", url, "--display", display, "--resolution", "\(width)x\(height)", "--fps", String(fps),
                 "--gop", "2", "--quality", "custom", "--bitrate", kbps, "--min-bitrate", kbps,
-                "--initial-bitrate", kbps, "--no-auto-bitrate", "--quiet",
+                "--initial-bitrate", kbps, "--no-auto-bitrate", "--quiet", "--allow-core-dump",  // smaps without root
             ])
         }
         return PushBenchmark.Publisher(name: name, executable: PushBenchmark.ffmpeg, arguments: [

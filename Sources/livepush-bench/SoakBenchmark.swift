@@ -117,7 +117,8 @@ final class Soak {
         livepush.executableURL = BenchSupport.sibling("livepush")
         livepush.arguments = ["screen", "\(rtmpURL)/record/\(key)", recordingPath, "--display", display,
                               "--region", "0,0,640,360", "--resolution", "640x360", "--helper", workDirectory + "/helper",
-                              "--retry-interval", "1000", "--retry-count", "30"]
+                              "--retry-interval", "1000", "--retry-count", "30",
+                              "--allow-core-dump"]  // its /proc/PID/fd is read: dumpable, so without root too
         _ = FileManager.default.createFile(atPath: errorLog, contents: nil)
         livepush.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorLog))
         livepush.standardOutput = FileHandle.nullDevice

@@ -1,8 +1,10 @@
 // The --config FILE of a whole broadcast: the encoding keys of LivePushConfig plus where the
 // stream goes, what is captured and which audio is sent. Command-line options override it.
 import CommandLineSupport
+import Control
 import Foundation
 import LivePush
+import Media
 
 /// The keys of a `--config` file beside LivePushConfig's: destinations, the recording, the capture
 /// target (passed to the capture helper) and the audio sources.
@@ -40,18 +42,30 @@ struct BroadcastSettings: Equatable {
 /// the key named, as LivePushConfig's own keys are.
 enum BroadcastFile {
     static func load(_ path: String) throws(ArgumentError) -> (encoding: LivePushConfig, broadcast: BroadcastSettings) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
-            throw .invalidValue(option: "config", value: path, reason: reason)
+        // Without blocking (a FIFO is named, not waited on), and with its mode for the check below.
+        let fd: Int32
+        do { fd = try RegularFile.openForReading(path) } catch {
+            throw .invalidValue(option: "config", value: path, reason: error.description)
         }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(fd, &status) == 0, let data = try? handle.readToEnd() ?? Data() else {
+            throw .invalidValue(option: "config", value: path, reason: "cannot read the file")
+        }
+        let loaded: (encoding: LivePushConfig, broadcast: BroadcastSettings)
         do {
-            return try parse(data)
+            loaded = try parse(data)
         } catch {
             throw .invalidValue(option: "config", value: path, reason: error.description)
         }
+        // A file that holds stream keys is held to --url-file's rule: only its owner may read it.
+        let mode = status.st_mode & 0o777
+        if mode & 0o077 != 0 && loaded.broadcast.destinations.contains(where: Redaction.holdsSecret) {
+            throw .invalidValue(option: "config", value: path, reason: "the config file '\(path)' holds stream keys "
+                + "(destinations) and is readable by group or others (mode \(String(mode, radix: 8))): make it private "
+                + "with 'chmod 600 \(path)', or keep the URLs in a private --url-file")
+        }
+        return loaded
     }
 
     static func parse(_ data: Data) throws(LivePushConfigError)
@@ -174,15 +188,9 @@ enum EffectiveConfiguration {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// `scheme://host[:port]/app/****`: everything after the application is the key (whatever the scheme).
+    /// Through Control's one redaction rule (Redaction.redactURL): the key, the query (SRT's stream
+    /// id and passphrase), a fragment and a user and password are ****.
     static func redacted(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return "****" }
-        let rest = url[schemeEnd.upperBound...]
-        let parts = rest.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-        // A user and password before the host are secrets too.
-        let host = parts.first.map(String.init) ?? ""
-        let authority = host.contains("@") ? "****@" + (host.split(separator: "@").last.map(String.init) ?? "") : host
-        guard parts.count >= 2 else { return url[..<schemeEnd.upperBound] + authority + "/****" }
-        return url[..<schemeEnd.upperBound] + authority + "/" + parts[1] + "/****"
+        url.contains("://") ? Redaction.redactURL(url) : "****"
     }
 }

@@ -29,7 +29,9 @@ enum CheckHelper {
             Exits with 1 when any rule or path fails.
             The helper is started as SPEC.md §3.6 says: an argument written {group} is replaced by the
             group name, which is also in LIVEPUSH_CAPTURE_GROUP, and XDG_RUNTIME_DIR is a private
-            directory holding the group's socket.
+            directory holding the group's socket. Write it where your helper takes its group, in the
+            conventional form --group {group} (what liblivepush-capture's lpc_group_from_args() and
+            the Python package's group_from_args() read, and how livepush starts a helper).
             """,
         sections: [OptionSection("Options", options)],
         arguments: .file,
@@ -176,6 +178,15 @@ enum CheckHelper {
                 line(true, "frames", detail)
             } else if seen.helper != nil {
                 line(false, "frames", "no FRAME arrived")
+            }
+            if seen.frames > 0 || seen.audioMessages > 0 {
+                // SPEC §9: not a violation (the pusher uses the arrival time), but a clock to fix.
+                if let warning = seen.implausibleTimestamp {
+                    line(false, "timestamps", "\(warning.message).pts_ns \(warning.aheadMs) ms ahead of CLOCK_MONOTONIC: "
+                        + "stamp each frame and AUDIO with clock_gettime(CLOCK_MONOTONIC) at capture")
+                } else {
+                    line(true, "timestamps", "every pts_ns within 1 s of the pusher's CLOCK_MONOTONIC")
+                }
             }
             for probe in probes { line(probe.pass, probe.name, probe.detail) }
             if probesEnded {

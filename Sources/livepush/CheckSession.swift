@@ -1,6 +1,7 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
+import LivePush
 import Synchronization
 
 /// One run of a helper command against a private pusher endpoint, for `livepush check-helper`:
@@ -24,6 +25,8 @@ final class CheckSession: @unchecked Sendable {
         var lost: String?
         var violation: (ProtocolViolation, [UInt8])?
         var rejection: (ErrorCode, String)?
+        /// The first timestamp more than 1 s ahead of the clock (SPEC §9), if any.
+        var implausibleTimestamp: ImplausibleTimestamp?
         var endedAtNs: UInt64 = 0
         let ended = DispatchSemaphore(value: 0)
         let connected = DispatchSemaphore(value: 0)
@@ -72,9 +75,11 @@ final class CheckSession: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.resolve(command[0]))
         process.arguments = Array(arguments)
         // The launch convention (SPEC §3.6): the group as {group}, LIVEPUSH_CAPTURE_GROUP, and a private
-        // XDG_RUNTIME_DIR holding the socket.
-        process.environment = ProcessInfo.processInfo.environment.merging(
+        // XDG_RUNTIME_DIR holding the socket. A helper under test is anyone's program: no stream key.
+        var environment = ProcessInfo.processInfo.environment.merging(
             ["XDG_RUNTIME_DIR": runtime, "LIVEPUSH_CAPTURE_GROUP": group]) { $1 }
+        environment[PushURLSources.environmentVariable] = nil
+        process.environment = environment
         process.standardInput = FileHandle.nullDevice
         do {
             try process.run()
@@ -174,6 +179,8 @@ final class CheckSession: @unchecked Sendable {
         case .rejected(let code, let reason):
             seen.rejection = (code, reason)
             ends = true
+        case .implausibleTimestamp(let warning):
+            if seen.implausibleTimestamp == nil { seen.implausibleTimestamp = warning }
         }
         if ends && seen.endedAtNs == 0 {
             seen.endedAtNs = nowNs

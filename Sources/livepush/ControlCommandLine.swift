@@ -1,6 +1,7 @@
 import CommandLineSupport
 import Control
 import Foundation
+import LivePush
 
 /// `livepush ctl [NAME] COMMAND [VALUES]`: sends one command to a running broadcast's control
 /// socket and prints the JSON answer (docs/control.md); `livepush ctl` lists the broadcasts.
@@ -78,6 +79,9 @@ enum ControlCommandLine {
         // A file named on this command line is where this command runs, not where the broadcast does.
         switch command {
         case .snapshot(let path): words = ["snapshot", absolute(path)]
+        case .bgm(.start(let path, let loop)):
+            command = .bgm(.start(path: absolute(path), loop: loop))
+            words = [command.verb] + command.arguments
         case .watermark(.add(var file)):
             file.path = absolute(file.path)
             command = .watermark(.add(file))
@@ -124,16 +128,15 @@ enum ControlCommandLine {
         Terminal.exit(.success)
     }
 
-    /// The first non-empty line of `path` (a URL kept out of the command line and `ps`).
+    /// The first URL of `path` (kept out of the command line and `ps`), under --url-file's rules:
+    /// a private regular file, opened without blocking (PushURLSources.fromFile).
     private static func readURL(_ path: String) -> String {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let line = text.split(whereSeparator: \.isNewline).first(where: { !$0.allSatisfy(\.isWhitespace) })
-        else {
-            Terminal.printError("livepush ctl: add --url-file: cannot read a URL from '\(path)' "
-                + "(put the rtmp:// URL on the first line)")
+        do {
+            return try PushURLSources.fromFile(path)[0]
+        } catch {
+            Terminal.printError("livepush ctl: add --url-file: \(error)")
             Terminal.exit(.usage)
         }
-        return line.trimmingCharacters(in: .whitespaces)
     }
 
     private static func fail(_ error: ControlError, exit code: Terminal.ExitCode) -> Never {

@@ -1,4 +1,5 @@
 import Foundation
+import SafeText
 
 /// Runs the capture helper `livepush screen` started and keeps it running: when it dies (a
 /// non-zero exit or a signal) it says why and starts it again. A helper that had been working
@@ -40,9 +41,13 @@ final class HelperSupervisor: @unchecked Sendable {
     private var lastLine = ""
     private var outputEnded = false
 
-    init(executable: URL, arguments: [String]) {
+    /// The helper's whole environment (the starter decides: no LIVEPUSH_URL, issue 30).
+    let environment: [String: String]
+
+    init(executable: URL, arguments: [String], environment: [String: String]) {
         self.executable = executable
         self.arguments = arguments
+        self.environment = environment
     }
 
     /// The running helper's pid, or nil between runs.
@@ -52,6 +57,7 @@ final class HelperSupervisor: @unchecked Sendable {
         let helper = Process()
         helper.executableURL = executable
         helper.arguments = arguments
+        helper.environment = environment
         let output = Pipe()
         helper.standardError = output
         helper.standardOutput = output
@@ -77,7 +83,9 @@ final class HelperSupervisor: @unchecked Sendable {
                 }
                 pending.append(chunk)
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    // A helper is a stranger: what it prints is shown neutralised (SPEC §2.3).
+                    let line = UntrustedText.neutralised(String(decoding: pending[pending.startIndex..<newline],
+                                                                as: UTF8.self))
                     pending.removeSubrange(pending.startIndex...newline)
                     self?.lock.withLock { self?.lastLine = line }
                     self?.onLine?(line)

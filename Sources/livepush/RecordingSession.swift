@@ -140,7 +140,13 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private func startCaptureHelper(_ arguments: [String], executable path: String?) throws -> HelperSupervisor {
         let executable = path.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "/proc/self/exe")
             .resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("livepush-capture")
-        let supervisor = HelperSupervisor(executable: executable, arguments: ["--group", group] + arguments)
+        // The launch convention (SPEC §3.6): the group in the arguments and in LIVEPUSH_CAPTURE_GROUP. The
+        // helper may be anyone's program (--helper): it gets no stream key (LIVEPUSH_URL) in its environment.
+        var environment = ProcessInfo.processInfo.environment
+        environment[PushURLSources.environmentVariable] = nil
+        environment["LIVEPUSH_CAPTURE_GROUP"] = group
+        let supervisor = HelperSupervisor(executable: executable, arguments: ["--group", group] + arguments,
+                                          environment: environment)
         supervisor.onLine = { [weak self] line in
             self?.note("capture: " + line.replacingOccurrences(of: "livepush-capture: ", with: ""))
         }

@@ -1,4 +1,5 @@
 import CommandLineSupport
+import Control
 import Dispatch
 import Foundation
 import LivePush
@@ -34,7 +35,8 @@ enum ScreenCommand {
     ]
     static let audioOptions: [OptionSpec] = [
         .value("mic", valueName: "NAME", help: "Capture this PipeWire source (see 'livepush devices'; default: the default source)."),
-        .flag("no-mic", help: "No microphone (with --desktop-audio or --bgm: only those; else a video-only stream)."),
+        .flag("no-mic", help: "No microphone. The helper's sound stays (record and push --group keep it always, "
+            + "screen and push with --desktop-audio); with no sound at all, a video-only stream."),
         .value("bgm", valueName: "FILE[,loop]", help: "Mix background music from FILE (MP3, M4A, FLAC, Ogg, Opus, WAV); ',loop' repeats it."),
         .value("bgm-volume", valueName: "PERCENT", help: "Background music volume, 0 to 400 (default 100)."),
         .value("denoise", valueName: "off|low|medium|high", help: "Noise suppression on the mic (speexdsp; default off)."),
@@ -47,6 +49,8 @@ enum ScreenCommand {
         .flag("quiet", short: "q", help: "No live status line."),
         .flag("print-config", help: "Print the effective configuration (the file, then the options) as JSON, "
             + "stream keys as ****, and exit."),
+        .flag("allow-core-dump", help: "Stay dumpable while holding a stream key, so that a crash leaves a core "
+            + "for a bug report (use a test key: the core holds it). By default a run holding a key is not dumpable."),
         .flag("help", short: "h", help: "Show this help."),
     ]
 
@@ -141,6 +145,8 @@ enum ScreenCommand {
             pushURLs = parsed.positionals.filter(isURL)
             if let path = config.urlFile { pushURLs += try PushURLSources.fromFile(path) }
             pushURLs += PushURLSources.fromEnvironment()
+            // Read: no child of this run (helpers, anyone's --helper) gets it from the environment.
+            unsetenv(PushURLSources.environmentVariable)
             if pushURLs.isEmpty { pushURLs = fromFile.destinations }
             if command == "push" && pushURLs.isEmpty {
                 throw ArgumentError.missingArgument("URL (or --url-file FILE, or $\(PushURLSources.environmentVariable))")
@@ -164,9 +170,13 @@ enum ScreenCommand {
             ? parsed.value("record") ?? fromFile.recordingPath
             : positionalFile ?? fromFile.recordingPath ?? (pushURLs.isEmpty ? defaultOutputPath() : nil)
         let group = parsed.value("group") ?? "screen-\(getpid())"
+        // A helper on a group the user named (record, push --group) may send its own sound (AUDIO):
+        // it is kept, with or without the mic, unless the file says desktopAudio false. The audio
+        // track then exists from the start (silent while the helper sends none).
+        let helperOnGroup = parsed.value("group") != nil
         var audio = AudioChoice(microphone: !parsed.has("no-mic") && (fromFile.microphone != false || parsed.value("mic") != nil),
                                 microphoneName: parsed.value("mic") ?? fromFile.microphoneName,
-                                desktop: parsed.has("desktop-audio") || fromFile.desktopAudio == true)
+                                desktop: parsed.has("desktop-audio") || (fromFile.desktopAudio ?? helperOnGroup))
         do {
             audio.sound = try SoundChoice(parsed)
         } catch {
@@ -180,9 +190,12 @@ enum ScreenCommand {
             }
             return (parsed.value(spec.name) ?? fromFile.captureValues[spec.name]).map { ["--\(spec.name)", $0] } ?? []
         }
+        // The keys are in memory from here on (issue 30): no core, no ptrace by the user's other processes.
+        if parsed.has("allow-core-dump") { KeyCustody.allowCoreDumps() }
+        if pushURLs.contains(where: Redaction.holdsSecret) { KeyCustody.holdKey() }
         if parsed.has("print-config") {
             print(EffectiveConfiguration.json(config: config, destinations: pushURLs, recordingPath: output,
-                                              helperArguments: command == "record" ? [] : helperArguments,
+                                              helperArguments: helperOnGroup ? [] : helperArguments,
                                               audio: audio))
             Terminal.exit(.success)
         }

@@ -10,6 +10,8 @@ struct WatchOptions {
     var eventsPath: String?
     var logLevel: LivePushLogLevel?
     var dashboard: (address: String, port: UInt16)?
+    /// `--dashboard-control all`: the dashboard's /api/control takes every command, not only its buttons'.
+    var dashboardAllCommands = false
     var reportPath: String?
     /// `--preview` (PreviewOptions.swift).
     var preview: PreviewConfig?
@@ -23,7 +25,13 @@ struct WatchOptions {
                help: "quiet, error, warning, info (default) or debug; FFmpeg's own log follows it."),
         .value("dashboard", valueName: "[ADDR:]PORT",
                help: "Serve a live dashboard (charts, picture, buttons) on 127.0.0.1:PORT (0: any free port); "
-                   + "its URL, with a token, is printed once."),
+                   + "its URL, with a token, is printed once. Only the page at that address and port may use it."),
+        .flag("dashboard-remote",
+              help: "Allow --dashboard on an address other machines reach (not 127.x.x.x): the page, its token and "
+                  + "the picture then travel in clear text (plain HTTP); prefer ssh -L to a 127.0.0.1 dashboard."),
+        .value("dashboard-control", valueName: "buttons|all",
+               help: "What the dashboard may do: its buttons' commands (pause, resume, mute, unmute, bitrate, "
+                   + "reconnect; the default) or all, every command of 'livepush ctl' (add, snapshot, bgm, ...)."),
         .value("report", valueName: "FILE.html",
                help: "At the end, write the session report: charts, summary and timeline in one HTML file."),
     ]
@@ -50,7 +58,19 @@ struct WatchOptions {
             guard let address = Dashboard.parseAddress(text) else {
                 throw .invalidValue(option: "dashboard", value: text, reason: "use PORT or IPV4ADDRESS:PORT, e.g. 8080")
             }
+            // A page and a token in clear text on the network: only when the user says so (issue 30).
+            guard Dashboard.isLoopback(address.address) || parsed.has("dashboard-remote") else {
+                throw .invalidValue(option: "dashboard", value: text, reason: "\(address.address) is not a loopback "
+                    + "address: the page and its token would travel in clear text over the network; add "
+                    + "--dashboard-remote to serve it there anyway")
+            }
             options.dashboard = address
+        }
+        if let text = parsed.value("dashboard-control") {
+            guard text == "buttons" || text == "all" else {
+                throw .invalidValue(option: "dashboard-control", value: text, reason: "use buttons or all")
+            }
+            options.dashboardAllCommands = text == "all"
         }
         return options
     }
@@ -120,9 +140,14 @@ final class SessionWatch: @unchecked Sendable {
         }
         if let (address, port) = options.dashboard {
             do {
-                let dashboard = try Dashboard(handler: handler, hub: hub, address: address, port: port)
+                let dashboard = try Dashboard(handler: handler, hub: hub, address: address, port: port,
+                                              allCommands: options.dashboardAllCommands)
                 self.dashboard = dashboard
                 notes.append("dashboard: \(dashboard.url)")
+                if !Dashboard.isLoopback(address) {
+                    warnings.append("the dashboard listens on \(address):\(dashboard.port) over plain HTTP: its page, "
+                        + "token and picture travel in clear text to anyone on the network path")
+                }
                 if !Dashboard.chartJSInstalled {
                     warnings.append("Chart.js is not at \(Dashboard.chartJSPath): the dashboard has no charts; "
                         + "apt-get install libjs-chart.js")

@@ -7,6 +7,10 @@ import CommandLineSupport
 // without them). Where the kernel leaves THP to madvise (Debian's default), turn it off for us.
 _ = CLinuxShim_disable_transparent_hugepages()
 
+// Descriptors (issue 30): the soft limit up to the hard one, so that a burst of connections to the
+// dashboard or the control socket, which are bounded, leaves room for pushes, helpers and files.
+DescriptorLimit.raiseToHard()
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 let topLevelOptions = Commands.topLevelOptions

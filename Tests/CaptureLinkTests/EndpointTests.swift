@@ -232,6 +232,24 @@ import Testing
         }
     }
 
+    /// SPEC §3.4 step 5: a helper says nothing to a socket in a directory others may enter.
+    @Test func helperRefusesASocketDirectoryOthersCanEnterBeforeConnecting() throws {
+        let runtime = privateRuntimeDirectory()
+        let recorder = EventRecorder()
+        let pusher = try makePusher(recorder, runtime: runtime)
+        defer { pusher.stop() }
+        chmod(runtime + "/livepush", 0o755)
+        let directory = runtime + "/livepush"
+        #expect(throws: HelperLinkError.rendezvous(.unsafeDirectory(
+            path: directory, reason: "mode 755 lets other users in; it must be 700 (chmod 700 \(directory))"))) {
+            _ = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        }
+        #expect(recorder.wait(timeoutSeconds: 0.5) { $0.isConnected } == nil, "the helper connected anyway")
+        chmod(directory, 0o700)
+        _ = try HelperEndpoint(configuration: helperConfiguration(runtime: runtime))
+        #expect(recorder.wait { $0.isConnected } != nil)
+    }
+
     @Test func secondPusherOnALiveGroupIsRefusedButAStaleSocketIsReplaced() throws {
         let runtime = privateRuntimeDirectory()
         let recorder = EventRecorder()

@@ -97,7 +97,7 @@ struct CameraCaptureTests {
     /// shape (16:9 fills the output, 4:3 has black beside it) and by how many different pictures a
     /// second the moving column makes (the camera's rate, under the output's 30), on a busy machine.
     @Test func theModeFollowsSizeAndRateAndTheNearestIsTakenWhenNotOffered() throws {
-        let hog = try CPUHog(processes: 2)
+        let hog = try CPUHog(count: 2)
         defer { hog.stop() }
         let source = try camera(["--color", "000080", "--moving",
                                  "--modes", "YUY2:640x480@30/15,YUY2:1280x720@10/5,MJPEG:1280x720@30/15,MJPEG:640x480@30"])
@@ -138,7 +138,7 @@ struct CameraCaptureTests {
     /// its pause picture, the broadcast goes on at its rate, and the camera that comes back (green now)
     /// is shown again, without the helper being restarted; on a machine kept busy by two loops.
     @Test func aCameraThatGoesAwayGivesThePausePictureAndTheBroadcastGoesOn() throws {
-        let hog = try CPUHog(processes: 2)
+        let hog = try CPUHog(count: 2)
         defer { hog.stop() }
         let name = UniqueName.make("lp-camera")
         var source = try PipeWireVideoSource(name: name, ["--bars"], program: .camera)

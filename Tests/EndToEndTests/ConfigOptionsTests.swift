@@ -9,6 +9,7 @@ import TestSupport
     private func configFile(_ json: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("config")).path + ".json"
         try json.write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o600)  // it may hold stream keys: a config file that does must be private
         return path
     }
 
@@ -135,6 +136,7 @@ extension SharedScreen {
                  "capture": {"display": "\(try TestEnvironment.display())", "region": "0,0,320,240"},
                  "microphone": false, "resolution": "320x240"}
                 """.write(toFile: path, atomically: true, encoding: .utf8)
+            chmod(path, 0o600)  // it holds a stream key
             let result = try ProcessRunner.run(BuiltProducts.path("livepush"), [
                 "screen", "--config", path, "--duration", "3", "--quiet",
             ], timeoutSeconds: 30)

@@ -74,6 +74,75 @@ extension SharedScreen {
             }
         }
 
+        /// Issue 30, attack 5: events whose texts are HTML, script, template placeholders and
+        /// attribute breakouts. Each payload sets window.lpPwned if it ever runs; every text must
+        /// show as itself, and every chart must still draw.
+        @Test(.timeLimit(.minutes(10)))
+        func aReportOfHostileEventsRunsNoScriptShowsEveryTextAsItIsAndDrawsEveryChart() throws {
+            let url = "rtmp://h/</scr{{SUBTITLE}}><img src=x onerror=window.lpPwned='subtitle'>"
+            let texts = [
+                "warning": "{{TIMELINE}} {{DATA}} {{CHARTJS}} </script><script>window.lpPwned='warning'</script>",
+                "error": "<!--<script> </ScRiPt ><img src=x onerror=window.lpPwned='error'>",
+                "status": "<img src=x onerror=window.lpPwned='status'> & {{TITLE}}",
+                "control": "\"><svg onload=\"window.lpPwned='control'\">",
+                "path": "/tmp/a'\"><script>window.lpPwned='path'</script>.mp4",
+            ]
+            let title = "</title><script>window.lpPwned='title'</script>{{SUMMARY}}"
+            var lines: [String] = []
+            var seq = 0
+            func add(_ fields: [String: Any], second: Int) throws {
+                seq += 1
+                var event = fields
+                event["seq"] = seq
+                event["monotonicNs"] = 5_000_000_000 + second * 1_000_000_000
+                event["time"] = String(format: "2025-01-01T10:00:%02d.000Z", second)
+                let data = try JSONSerialization.data(withJSONObject: event, options: [.sortedKeys])
+                lines.append(String(decoding: data, as: UTF8.self))
+            }
+            try add(["type": "session", "event": "start", "name": "ipt", "version": "{{SUMMARY}}", "width": 320,
+                     "height": 240, "fps": 30], second: 0)
+            for second in 1...20 {
+                try add(["type": "statistics", "fps": 30, "encoderBitrateKbps": 1000 + second * 10, "videoBitrateKbps": 900,
+                         "sendBitrateKbps": 950, "queueMs": second, "framesDropped": 0, "appCpu": 20, "systemCpu": 30,
+                         "micLevel": 40, "desktopLevel": 10, "bytesSent": 120_000, "framesRepeated": 0, "framesSkipped": 0,
+                         "destinations": [["index": 0, "url": url, "status": "connectSuccess", "sendBitrateKbps": 950,
+                                           "queueMs": second, "bytesSent": 120_000, "framesDropped": 0]]], second: second)
+                if second == 5 { try add(["type": "warning", "code": 1101, "message": texts["warning"]!], second: second) }
+                if second == 6 { try add(["type": "error", "code": -1307, "message": texts["error"]!], second: second) }
+                if second == 7 {
+                    try add(["type": "pushStatus", "status": "reconnecting", "message": texts["status"]!], second: second)
+                }
+                if second == 8 { try add(["type": "control", "command": "add", "args": [texts["control"]!]], second: second) }
+                if second == 9 { try add(["type": "recordBegin", "code": 0, "path": texts["path"]!], second: second) }
+            }
+            try add(["type": "session", "event": "end"], second: 21)
+            let input = temporary("hostile") + ".jsonl", page = temporary("hostile") + ".html"
+            try (lines.joined(separator: "\n") + "\n").write(toFile: input, atomically: true, encoding: .utf8)
+            let made = try ProcessRunner.run(livepush, ["report", input, page, "--title", title])
+            #expect(made.exitCode == 0, "\(made)")
+
+            let shot = temporary("hostile") + ".png"
+            let check = try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/browser_check.py"), "report",
+                                                          page, shot], timeoutSeconds: 60)
+            #expect(check.exitCode == 0, "\(check)")
+            let seen = try #require(try JSONSerialization.jsonObject(with: Data(check.standardOutput.utf8))
+                                        as? [String: Any], "\(check)")
+            #expect(seen["pwned"] is NSNull, "a hostile event's script ran: \(seen["pwned"] ?? "?")")
+            #expect(seen["elements"] as? Int == 0, "a hostile event made an element: \(seen)")
+            #expect(seen["ready"] as? Bool == true, "\(seen)")
+            let canvases = seen["canvases"] as? [[String: Any]] ?? []
+            #expect(canvases.count == 6 && canvases.allSatisfy { $0["drawn"] as? Int ?? 0 > 2000 }, "\(canvases)")
+            #expect(seen["title"] as? String == "LivePush session report: " + title, "\(seen)")
+            #expect((seen["subtitle"] as? String)?.hasPrefix("ipt · LivePush {{SUMMARY}} · 320x240 at 30 fps") == true,
+                    "\(seen)")
+            #expect(seen["destinationTexts"] as? [String] == ["#0 " + url], "\(seen)")
+            let timeline = (seen["timelineTexts"] as? [String] ?? []).joined(separator: "\n")
+            for (kind, text) in texts {
+                #expect(timeline.contains(text), "the \(kind) text is not shown as it is: \(timeline)")
+            }
+            #expect(seen["numbers"].flatMap { ($0 as? [String: String])?["framesSent"] } == "600", "\(seen)")
+        }
+
         @Test func aFileWithoutEventsIsRefusedSayingHowToMakeOne() throws {
             let input = temporary("notevents") + ".jsonl"
             try "hello\nworld\n".write(toFile: input, atomically: true, encoding: .utf8)

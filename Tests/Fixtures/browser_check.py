@@ -7,6 +7,11 @@
                                            token is refused; a screenshot to OUT.png
   browser_check.py report FILE.html OUT.png   open a session report: its canvases drawn, its
                                            numbers (every [data-key] cell); a screenshot
+  browser_check.py attack DASHBOARD_URL ATTACKER_URL OUT.png   the dashboard open in one tab, a
+                                           page of another port in the same browser tries to steer
+                                           it (window.attack), then the dashboard under another
+                                           host name (attacker.example, resolved to 127.0.0.1 as
+                                           DNS rebinding would); a screenshot of the victim's tab
 
 Prints one JSON object with what it saw; exit status 0 unless the browser could not be driven.
 """
@@ -24,7 +29,7 @@ import urllib.request
 
 
 class Browser:
-    def __init__(self, width=1400, height=1000):
+    def __init__(self, width=1400, height=1000, extra_arguments=()):
         to_chrome_r, self.to_chrome = os.pipe()
         self.from_chrome, from_chrome_w = os.pipe()
         self.profile = tempfile.mkdtemp(prefix="lp-chromium-")
@@ -37,7 +42,8 @@ class Browser:
 
         self.process = subprocess.Popen(
             ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-             "--no-first-run", "--user-data-dir=" + self.profile, f"--window-size={width},{height}", "about:blank"],
+             "--no-first-run", "--user-data-dir=" + self.profile, f"--window-size={width},{height}",
+             *extra_arguments, "about:blank"],
             preexec_fn=plumbing, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)
         os.close(from_chrome_w)
@@ -201,12 +207,59 @@ def report_page(path, screenshot):
         result["timelineWarnings"] = browser.evaluate("document.querySelectorAll('#timeline li.warning').length")
         result["timelineErrors"] = browser.evaluate("document.querySelectorAll('#timeline li.error').length")
         result["scripts"] = browser.evaluate("Array.from(document.scripts).filter(s => s.src).length")
+        # Hostile events (issue 30): any script of theirs sets window.lpPwned; image errors fire
+        # after the load, so look again a moment later.
+        time.sleep(1.5)
+        result["pwned"] = browser.evaluate("window.lpPwned === undefined ? null : String(window.lpPwned)")
+        result["title"] = browser.evaluate("document.title")
+        result["subtitle"] = browser.evaluate("document.querySelector('p') && document.querySelector('p').textContent")
+        result["timelineTexts"] = browser.evaluate("Array.from(document.querySelectorAll('#timeline li')).map(e => e.textContent)")
+        result["timelineClasses"] = browser.evaluate("Array.from(document.querySelectorAll('#timeline li')).map(e => e.className)")
+        result["destinationTexts"] = browser.evaluate(
+            "Array.from(document.querySelectorAll('#destinations tbody tr td:first-child')).map(e => e.textContent)")
+        result["elements"] = browser.evaluate("document.querySelectorAll('img, svg, iframe, object, embed').length")
         browser.screenshot(screenshot)
     finally:
         browser.close()
     return result
 
 
+def attack(dashboard_url, attacker_url, screenshot):
+    """The victim has its dashboard open; a page of another local server, in the same browser,
+    tries to use it; then the dashboard is asked for under another host name."""
+    browser = Browser(extra_arguments=["--host-resolver-rules=MAP attacker.example 127.0.0.1"])
+    report = {}
+    try:
+        browser.open(dashboard_url)
+        report["victimLoaded"] = browser.wait_for("window.livepushDashboard && livepushDashboard.points >= 1", 20)
+        report["victimCookie"] = browser.evaluate("document.cookie")
+        victim = browser.session
+        browser.open(attacker_url)
+        report["attackDone"] = browser.wait_for("window.attackDone === true", 30)
+        report["attack"] = browser.evaluate("window.attack")
+        rebound = dashboard_url.replace("//127.0.0.1:", "//attacker.example:", 1)
+        browser.open(rebound)
+        browser.wait_for("document.readyState === 'complete'", 10)
+        time.sleep(1)
+        report["reboundText"] = browser.evaluate("document.body ? document.body.innerText : ''")
+        report["reboundDashboard"] = browser.evaluate("window.livepushDashboard !== undefined")
+        token = dashboard_url.split("token=")[1]
+        report["reboundPause"] = browser.evaluate(
+            "fetch('/api/control?command=pause&token=" + token + "', {method: 'POST', headers: {'X-LivePush-Token': '"
+            + token + "'}}).then(r => r.status).catch(e => 'error ' + e)")
+        browser.session = victim
+        report["victimStillWorks"] = browser.wait_for(
+            "livepushDashboard.lastStatus && livepushDashboard.lastStatus.pushing === true", 10)
+        browser.screenshot(screenshot)
+    finally:
+        browser.close()
+    return report
+
+
 if __name__ == "__main__":
-    mode, target, out = sys.argv[1:4]
-    print(json.dumps(dashboard(target, out) if mode == "dashboard" else report_page(target, out)))
+    mode = sys.argv[1]
+    if mode == "attack":
+        print(json.dumps(attack(sys.argv[2], sys.argv[3], sys.argv[4])))
+    else:
+        target, out = sys.argv[2:4]
+        print(json.dumps(dashboard(target, out) if mode == "dashboard" else report_page(target, out)))

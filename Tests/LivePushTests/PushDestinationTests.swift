@@ -41,6 +41,8 @@ import Testing
         let redacted = PushDestination.redact(line)
         #expect(redacted == "pushing to rtmps://a.invalid/live/**** and 'srt://b.invalid:9000?streamid=****&passphrase=****"
             + "&latency=120' and rtmp://c.invalid/****")
+        // A URL that does not parse (RTMP refuses a user and password) hides them too (issue 30).
+        #expect(PushDestination.redact("to rtmp://me:PASSWORD@h.invalid/live/key") == "to rtmp://****@h.invalid/****")
     }
 
     @Test func theEnvironmentHoldsSeveralURLsSeparatedBySpaces() {

@@ -1,19 +1,24 @@
 import Foundation
 
-/// Busy loops of the test's own (`sh -c 'while :; do :; done'`), one per core asked for, so that a
-/// timing-sensitive path is measured on a busy machine (DESIGN: load is the normal case). `stop()`
-/// kills them by their process ids.
+/// Busy processes of a test's own, so that what the test measures is measured under load (the
+/// normal case: users stream while compiling). `stop()` ends them; so does deinit.
 public final class CPUHog: @unchecked Sendable {
-    private let loops: [RunningCommand]
+    private var processes: [RunningCommand] = []
 
-    public init(processes: Int = 2) throws {
-        loops = try (0..<processes).map { _ in try ProcessRunner.start("/bin/sh", ["-c", "while :; do :; done"]) }
+    /// `count` shell loops that never sleep.
+    public init(count: Int) throws {
+        for _ in 0..<count {
+            processes.append(try ProcessRunner.start("sh", ["-c", "while :; do :; done"]))
+        }
     }
 
     public func stop() {
-        for loop in loops {
-            kill(loop.processIdentifier, SIGKILL)
-            _ = loop.finish()
+        for process in processes {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            _ = process.finish()
         }
+        processes = []
     }
+
+    deinit { stop() }
 }

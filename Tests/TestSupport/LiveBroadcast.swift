@@ -8,12 +8,15 @@ public final class LiveBroadcast: @unchecked Sendable {
     public let command: RunningCommand
     private let livepush: String
 
-    /// Starts `livepush ARGUMENTS --name NAME --events FILE` (both made up here).
-    public init(livepush: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `livepush ARGUMENTS --name NAME --events FILE` (both made up here); with a
+    /// `launcher` (e.g. `["prlimit", "--nofile=1024:1024", "--"]`), through it.
+    public init(livepush: String, _ arguments: [String], environment: [String: String] = [:],
+                launcher: [String] = []) throws {
         self.livepush = livepush
         name = UniqueName.make("ctl")
         eventsPath = FileManager.default.temporaryDirectory.appendingPathComponent(name + ".jsonl").path
-        command = try ProcessRunner.start(livepush, arguments + ["--name", name, "--events", eventsPath],
+        let words = [livepush] + arguments + ["--name", name, "--events", eventsPath]
+        command = try ProcessRunner.start(launcher.first ?? livepush, Array((launcher + words).dropFirst()),
                                           environment: environment)
     }
 

@@ -226,6 +226,18 @@ static int send_start(lpc_helper *h)
     return lpc__send_message(h, LPC_START, payload, sizeof s + len);
 }
 
+const char *lpc_group_from_args(int argc, char *const argv[])
+{
+    const char *group = NULL;
+    for (int i = 1; argv != NULL && i < argc && argv[i] != NULL; i++) {
+        if (strcmp(argv[i], "--group") == 0 && i + 1 < argc && argv[i + 1] != NULL)
+            group = argv[++i];
+        else if (strncmp(argv[i], "--group=", 8) == 0)
+            group = argv[i] + 8;
+    }
+    return group;
+}
+
 int lpc_helper_connect(lpc_helper **out, const char *group, const lpc_helper_options *options)
 {
     lpc_helper *h = calloc(1, sizeof *h);

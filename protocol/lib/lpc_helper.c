@@ -353,10 +353,29 @@ int lpc_helper_wait_frame(lpc_helper *h)
 
 /* ------------------------------------------------------------------ frames */
 
+/* The size to lay out now. With LPC_CAP_SCALE the source (options' maximum) is fitted whole into
+ * CONFIG's maximum, its aspect kept, each side rounded to the nearest pixel and at least 1 (SPEC
+ * §12.5); without it each side is capped on its own (a helper that cannot scale crops). */
 static void target_size(const lpc_helper *h, uint32_t *w, uint32_t *hh)
 {
-    *w = h->options.max_width < h->config.max_width ? h->options.max_width : h->config.max_width;
-    *hh = h->options.max_height < h->config.max_height ? h->options.max_height : h->config.max_height;
+    uint64_t sw = h->options.max_width, sh = h->options.max_height;
+    uint64_t cw = h->config.max_width, ch = h->config.max_height;
+    if (!(h->welcome.capabilities & LPC_CAP_SCALE) || (sw <= cw && sh <= ch)) {
+        *w = (uint32_t)(sw < cw ? sw : cw);
+        *hh = (uint32_t)(sh < ch ? sh : ch);
+        return;
+    }
+    if (sw * ch <= sh * cw) { /* the height limits: sw/sh <= cw/ch */
+        *hh = (uint32_t)ch;
+        *w = (uint32_t)((sw * ch * 2 + sh) / (sh * 2)); /* sw * ch / sh, rounded */
+    } else {
+        *w = (uint32_t)cw;
+        *hh = (uint32_t)((sh * cw * 2 + sw) / (sw * 2));
+    }
+    if (*w < 1)
+        *w = 1;
+    if (*hh < 1)
+        *hh = 1;
 }
 
 static int check_open(lpc_helper *h)
@@ -401,6 +420,26 @@ int lpc_helper_acquire(lpc_helper *h, lpc_slot *slot)
     return LPC_OK;
 }
 
+int lpc_helper_layout(lpc_helper *h, lpc_slot *slot, uint32_t format, uint32_t width, uint32_t height)
+{
+    int rc = check_open(h);
+    if (rc < 0)
+        return rc;
+    if (slot == NULL || slot->index >= h->welcome.slot_count || h->slots[slot->index] != SLOT_ACQUIRED)
+        return lpc__set_error(h, LPC_E_INVALID, "the slot was not acquired with lpc_helper_acquire() (or was sent)");
+    char why[200];
+    if (lpc_frame_layout_problem(why, sizeof why, format, width, height, slot->bytes) != NULL)
+        return lpc__set_error(h, LPC_E_INVALID, "cannot lay out the frame: %s", why);
+    if (format > 31 || !(h->welcome.pixel_formats & LPC_FORMAT_BIT(format)))
+        return lpc__set_error(h, LPC_E_INVALID, "cannot lay out the frame: format %" PRIu32 " is not in WELCOME's "
+                              "pixel_formats 0x%" PRIx32, format, h->welcome.pixel_formats);
+    if (width > h->welcome.max_width || height > h->welcome.max_height)
+        return lpc__set_error(h, LPC_E_INVALID, "cannot lay out the frame: %" PRIu32 "x%" PRIu32 " is larger than "
+                              "WELCOME's maximum %" PRIu32 "x%" PRIu32 ": scale or crop to fit", width, height,
+                              h->welcome.max_width, h->welcome.max_height);
+    return lpc_frame_layout(&slot->frame, format, width, height, slot->bytes);
+}
+
 int lpc_helper_submit(lpc_helper *h, const lpc_slot *slot)
 {
     int rc = check_open(h);
@@ -419,6 +458,10 @@ int lpc_helper_submit(lpc_helper *h, const lpc_slot *slot)
     f.sequence = h->sequence + 1;
     if (f.pts_ns == 0)
         f.pts_ns = lpc_now_ns();
+    if (f.pts_ns < h->last_frame_pts_ns) /* the pusher would end the session with SEQUENCE (SPEC §5.3) */
+        return lpc__set_error(h, LPC_E_INVALID, "this helper's frame breaks a rule (SEQUENCE): FRAME.pts_ns %" PRIu64
+                              " is before the previous frame's %" PRIu64 "; nothing was sent (pts_ns never goes back: "
+                              "stamp frames with lpc_now_ns() at capture)", f.pts_ns, h->last_frame_pts_ns);
     if (f.format != h->last_format || f.width != h->last_width || f.height != h->last_height)
         f.flags |= LPC_FRAME_FORMAT_CHANGED; /* also on the first frame (SPEC §5.3) */
     rc = lpc__send_message(h, LPC_FRAME, &f, sizeof f);
@@ -429,6 +472,7 @@ int lpc_helper_submit(lpc_helper *h, const lpc_slot *slot)
     h->slot_sequence[slot->index] = f.sequence;
     h->next_slot = (slot->index + 1) % h->welcome.slot_count;
     h->sequence = f.sequence;
+    h->last_frame_pts_ns = f.pts_ns;
     h->frames_sent++;
     h->last_format = f.format;
     h->last_width = f.width;
@@ -448,9 +492,15 @@ int lpc_helper_submit_unchanged(lpc_helper *h, uint64_t pts_ns)
         return lpc__set_error(h, LPC_E_STATE, "UNCHANGED frames need LPC_CAP_DAMAGE, which WELCOME did not grant");
     lpc_frame f = {.slot = LPC_NO_SLOT, .sequence = h->sequence + 1, .pts_ns = pts_ns ? pts_ns : lpc_now_ns(),
                    .flags = LPC_FRAME_UNCHANGED};
+    if (f.pts_ns < h->last_frame_pts_ns)
+        return lpc__set_error(h, LPC_E_INVALID, "this helper's frame breaks a rule (SEQUENCE): FRAME.pts_ns %" PRIu64
+                              " is before the previous frame's %" PRIu64 "; nothing was sent", f.pts_ns,
+                              h->last_frame_pts_ns);
     rc = lpc__send_message(h, LPC_FRAME, &f, sizeof f);
-    if (rc == LPC_OK)
+    if (rc == LPC_OK) {
         h->sequence = f.sequence;
+        h->last_frame_pts_ns = f.pts_ns;
+    }
     return rc;
 }
 
@@ -475,12 +525,18 @@ int lpc_helper_send_audio(lpc_helper *h, uint32_t format, uint32_t rate_hz, uint
                          frame_count, bytes);
     lpc_audio a = {.format = format, .rate_hz = rate_hz, .channels = channels, .frame_count = frame_count,
                    .pts_ns = pts_ns ? pts_ns : lpc_now_ns()};
+    if (a.pts_ns < h->last_audio_pts_ns) /* the pusher would end the session with AUDIO (SPEC §5.4) */
+        return lpc__set_error(h, LPC_E_INVALID, "this helper's AUDIO breaks a rule (AUDIO): AUDIO.pts_ns %" PRIu64
+                              " is before the previous AUDIO's %" PRIu64 "; nothing was sent (pts_ns never goes back: "
+                              "stamp each block with its first sample's capture time)", a.pts_ns, h->last_audio_pts_ns);
     uint8_t *payload = h->out + sizeof(lpc_header);
     memmove(payload + sizeof a, pcm, (size_t)bytes);
     memcpy(payload, &a, sizeof a);
     lpc_header header = {.magic = LPC_MESSAGE_MAGIC, .type = LPC_AUDIO, .payload_bytes = (uint32_t)(sizeof a + bytes)};
     memcpy(h->out, &header, sizeof header);
     rc = send_datagram(h, sizeof header + sizeof a + (size_t)bytes);
+    if (rc == LPC_OK)
+        h->last_audio_pts_ns = a.pts_ns;
     return rc < 0 ? lpc__end_session(h, rc) : rc;
 }
 

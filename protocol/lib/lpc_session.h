@@ -38,6 +38,7 @@ struct lpc_helper {
     uint32_t next_slot;
 
     uint64_t sequence, frames_sent, frames_dropped;
+    uint64_t last_frame_pts_ns, last_audio_pts_ns; /* what FRAME and AUDIO last carried (SPEC §5.3, §5.4) */
     uint32_t last_format, last_width, last_height;
     uint64_t last_send_ns, last_recv_ns, heartbeat_ns, peer_timeout_ns;
     uint64_t pace_t0_ns, pace_count; /* frame k is due at pace_t0_ns + k * 1e9 / fps */

@@ -316,34 +316,75 @@ static uint32_t plane_shape(uint32_t format, uint32_t width, uint32_t height, ui
 
 static uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
-int lpc_frame_layout(lpc_frame *frame, uint32_t format, uint32_t width, uint32_t height, uint64_t slot_bytes)
+/* The layout of a frame into `out` (aligned to 64 bytes when that fits, else packed); the bytes
+ * the packed layout needs in *needed. 0 planes when the format is unknown or a side is 0. */
+static uint32_t layout(lpc_frame *out, uint32_t format, uint32_t width, uint32_t height, uint64_t slot_bytes,
+                       uint64_t *needed)
 {
     uint64_t row_bytes[3] = {0}, rows[3] = {0};
     uint32_t planes = plane_shape(format, width, height, row_bytes, rows);
+    *needed = 0;
     if (planes == 0 || width == 0 || height == 0)
-        return LPC_E_INVALID;
+        return 0;
     for (int aligned = 1; aligned >= 0; aligned--) {
+        lpc_frame f = *out;
         uint64_t offset = 0;
         for (uint32_t p = 0; p < 3; p++) {
-            frame->stride[p] = 0;
-            frame->plane_offset[p] = 0;
+            f.stride[p] = 0;
+            f.plane_offset[p] = 0;
         }
         for (uint32_t p = 0; p < planes; p++) {
             uint64_t stride = aligned ? round_up(row_bytes[p], 64) : row_bytes[p];
             offset = aligned ? round_up(offset, 64) : offset;
-            frame->stride[p] = (uint32_t)stride;
-            frame->plane_offset[p] = (uint32_t)offset;
+            f.stride[p] = (uint32_t)stride;
+            f.plane_offset[p] = (uint32_t)offset;
             offset += stride * (rows[p] - 1) + row_bytes[p];
         }
+        *needed = offset;
         if (offset <= slot_bytes && offset <= UINT32_MAX) {
-            frame->format = format;
-            frame->width = width;
-            frame->height = height;
-            frame->plane_count = planes;
-            return LPC_OK;
+            f.format = format;
+            f.width = width;
+            f.height = height;
+            f.plane_count = planes;
+            *out = f;
+            return planes;
         }
     }
-    return LPC_E_INVALID;
+    return 0;
+}
+
+int lpc_frame_layout(lpc_frame *frame, uint32_t format, uint32_t width, uint32_t height, uint64_t slot_bytes)
+{
+    uint64_t needed;
+    if (frame == NULL)
+        return LPC_E_INVALID;
+    lpc_frame f = *frame; /* changed only when the layout fits */
+    if (layout(&f, format, width, height, slot_bytes, &needed) == 0)
+        return LPC_E_INVALID;
+    *frame = f;
+    return LPC_OK;
+}
+
+const char *lpc_frame_layout_problem(char *buffer, size_t size, uint32_t format, uint32_t width, uint32_t height,
+                                     uint64_t slot_bytes)
+{
+    uint64_t row_bytes[3], rows[3], needed;
+    lpc_frame scratch = {0};
+    if (buffer == NULL || size == 0)
+        return NULL;
+    if (plane_shape(format, 1, 1, row_bytes, rows) == 0)
+        snprintf(buffer, size, "format %" PRIu32 " is not a pixel format of Capture Link 1.0 (SPEC §8.1: 1 BGRX, "
+                 "2 BGRA, 3 RGBX, 4 RGBA, 5 NV12, 6 I420)", format);
+    else if (width == 0 || height == 0)
+        snprintf(buffer, size, "a frame of %" PRIu32 "x%" PRIu32 " has no pixels: width and height must be at least 1",
+                 width, height);
+    else if (layout(&scratch, format, width, height, slot_bytes, &needed) == 0)
+        snprintf(buffer, size, "format %" PRIu32 " at %" PRIu32 "x%" PRIu32 " needs %" PRIu64 " bytes but a slot has %"
+                 PRIu64 ": send a smaller frame (WELCOME's max_width x max_height fits)", format, width, height, needed,
+                 slot_bytes);
+    else
+        return NULL;
+    return buffer;
 }
 
 bool lpc_wire_check_frame(const lpc_frame *frame, const lpc_welcome *w, lpc_fault *f)

@@ -1,7 +1,7 @@
 /* minimal-helper.c: a whole LivePush capture helper on liblivepush-capture: colour bars at the
  * pusher's frame rate (30 fps by default), until the pusher says STOP or SIGINT/SIGTERM.
  *   cc -std=c11 minimal-helper.c $(pkg-config --cflags --libs livepush-capture) -o minimal-helper
- *   ./minimal-helper [GROUP]      (default: $LIVEPUSH_CAPTURE_GROUP, else "default") */
+ *   ./minimal-helper [--group GROUP]      (default: $LIVEPUSH_CAPTURE_GROUP, else "default") */
 #include <livepush_capture_helper.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,7 +23,7 @@ int main(int argc, char **argv)
     options.max_height = 360;
     options.start_info = "{\"source\":\"test-pattern\"}";
     lpc_helper *h;
-    if (lpc_helper_connect(&h, argc > 1 ? argv[1] : NULL, &options) < 0) {
+    if (lpc_helper_connect(&h, lpc_group_from_args(argc, argv), &options) < 0) { /* --group NAME (SPEC §3.6) */
         fprintf(stderr, "minimal-helper: %s\n", lpc_helper_error(h));
         lpc_helper_close(h);
         return 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """minimal_helper.py: a whole LivePush capture helper on the livepush_capture package: colour bars
 at the pusher's frame rate (30 fps by default) until the pusher says STOP or SIGINT/SIGTERM.
-    pip install ./protocol/python && python3 minimal_helper.py [GROUP]"""
+    pip install ./protocol/python && python3 minimal_helper.py [--group GROUP]"""
 import signal
 import sys
 
@@ -14,9 +14,9 @@ BARS = [b'\xff\xff\xff\xff', b'\x00\xff\xff\xff', b'\xff\xff\x00\xff', b'\x00\xf
 def main():
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM as Ctrl-C: KeyboardInterrupt
     try:
-        helper = lpc.connect(sys.argv[1] if len(sys.argv) > 1 else None, name='minimal-helper-py',
+        helper = lpc.connect(lpc.group_from_args(), name='minimal-helper-py',  # --group NAME (SPEC §3.6)
                              max_size=(640, 360), start_info='{"source":"test-pattern"}')
-    except lpc.Error as error:
+    except lpc.Error as error:  # lpc.ConnectError: no pusher listens on the group
         sys.exit('minimal_helper.py: %s' % error)
     try:
         while True:

@@ -59,7 +59,7 @@
 #define AUDIO_BLOCK_FRAMES 960u /* 20 ms at 48000 Hz */
 #define AUDIO_BLOCK_NS (20 * NS_PER_MS)
 #define SINE_HZ 440u
-#define SINE_PERIOD_FRAMES 600u /* 48000 / gcd(48000, 440): 11 whole cycles */
+#define SINE_PERIOD_FRAMES 1200u /* 48000 / gcd(48000, 440): 11 whole cycles */
 
 struct pattern {
     const char *group;

@@ -7,7 +7,7 @@ or a test can check pixel by pixel, and in which a torn frame shows at once.
 
 Usage:
 
-    pattern_helper.py --group NAME [--size WxH] [--fps N] [--frames N]
+    pattern_helper.py [--group NAME] [--size WxH] [--fps N] [--frames N]
                       [--format bgrx|nv12|i420] [--audio] [--connect-timeout-ms N]
 
 The pattern, for the frame whose FRAME.sequence is n and the pixel (x, y):
@@ -108,7 +108,7 @@ PLANE_ALIGN = 64
 CONTROL_FDS = 4
 AUDIO_RATE, AUDIO_CHANNELS, AUDIO_BLOCK_FRAMES = 48000, 2, 960   # 20 ms blocks
 AUDIO_BLOCK_NS = 20 * NS_PER_MS
-SINE_HZ, SINE_PERIOD_FRAMES = 440, 600                           # 600 frames = 11 whole cycles
+SINE_HZ, SINE_PERIOD_FRAMES = 440, 1200                          # 1200 frames = 11 whole cycles
 GROUP_RE = re.compile(r'[A-Za-z0-9._-]{1,64}\Z')
 MAX_DIMENSION = 16384
 
@@ -897,8 +897,9 @@ def parse_args(argv):
 
     p = Parser(prog='pattern_helper.py',
                description='A Capture Link helper that sends a test pattern to the LivePush pusher serving a group.')
-    p.add_argument('--group', required=True, type=group, metavar='NAME',
-                   help='capture group ([A-Za-z0-9._-], 1..64 characters)')
+    p.add_argument('--group', type=group, metavar='NAME',
+                   help='capture group ([A-Za-z0-9._-], 1..64 characters; default: $LIVEPUSH_CAPTURE_GROUP, '
+                        'else default: SPEC §3.6)')
     p.add_argument('--size', type=size, default=(640, 360), metavar='WxH', help='frame size (default 640x360)')
     p.add_argument('--fps', type=ranged(1, 240), default=None, metavar='N',
                    help='frame rate 1..240 (default: the rate the pusher asks for, else 30)')
@@ -910,6 +911,11 @@ def parse_args(argv):
     p.add_argument('--connect-timeout-ms', type=ranged(0, 24 * 3600 * 1000), default=CONNECT_RETRY_MS_DEFAULT,
                    metavar='N', help='keep retrying to connect this long (default 10000)')
     args = p.parse_args(argv)
+    if args.group is None:
+        try:
+            args.group = group(os.environ.get('LIVEPUSH_CAPTURE_GROUP') or 'default')
+        except argparse.ArgumentTypeError as problem:
+            p.error(f'$LIVEPUSH_CAPTURE_GROUP: {problem}')
     args.fps_explicit = args.fps is not None
     if args.fps is None:
         args.fps = 30

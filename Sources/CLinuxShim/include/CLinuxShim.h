@@ -78,6 +78,12 @@ int CLinuxShim_futex_wake(uint32_t *word, int count);
 // pages that are resident whole: about 7 MiB at 1080p. Returns 0 or -1 with errno.
 int CLinuxShim_disable_transparent_hugepages(void);
 
+// prctl(PR_SET_DUMPABLE, on) and PR_GET_DUMPABLE (issue 30): while a stream key is in memory the
+// pusher is not dumpable, so no core file holds it and no other process of its user can ptrace it
+// or read its /proc/PID/mem and environ. Set: 0 or -1 with errno; get: 0, 1 (or 2), or -1.
+int CLinuxShim_set_dumpable(int on);
+int CLinuxShim_get_dumpable(void);
+
 // MARK: UTC timestamps
 
 /// `seconds` since the epoch plus `milliseconds` as "YYYY-MM-DDTHH:MM:SS.mmmZ" (ISO 8601, UTC) into

@@ -1,6 +1,12 @@
 // The LivePush dashboard: charts from the statistics events (history first, then Server-Sent
 // Events), the outgoing picture refreshed twice a second, buttons that send control commands.
+// The token comes from this page's own URL (the one livepush printed) and is sent in the
+// X-LivePush-Token header, never kept in a cookie: cookies reach every port of the host (issue 30).
+// The picture and the event stream cannot send a header: they give it in their query.
 'use strict';
+
+const token = new URLSearchParams(location.search).get('token') || '';
+const withToken = { headers: { 'X-LivePush-Token': token } };
 
 const keptPoints = 300;
 const dashboard = { points: 0, previewLoads: 0, lastAnswer: null, lastStatus: null, charts: {} };
@@ -107,7 +113,7 @@ function redraw() {
 
 async function refreshStatus() {
   try {
-    const status = await (await fetch('api/status')).json();
+    const status = await (await fetch('api/status', withToken)).json();
     dashboard.lastStatus = status;
     document.getElementById('name').textContent = status.name || '';
     const state = document.getElementById('state');
@@ -137,7 +143,7 @@ async function refreshStatus() {
 
 async function send(command, args) {
   const query = 'command=' + encodeURIComponent(command) + (args ? '&args=' + encodeURIComponent(args.join(',')) : '');
-  const response = await fetch('api/control?' + query, { method: 'POST' });
+  const response = await fetch('api/control?' + query, { method: 'POST', ...withToken });
   const answer = await response.json();
   dashboard.lastAnswer = answer;
   const box = document.getElementById('answer');
@@ -151,7 +157,7 @@ function refreshPreview() {
   const next = () => setTimeout(refreshPreview, 500);
   image.onload = () => { dashboard.previewLoads += 1; next(); };
   image.onerror = next;
-  image.src = 'preview.jpg?n=' + Date.now();
+  image.src = 'preview.jpg?token=' + encodeURIComponent(token) + '&n=' + Date.now();
 }
 
 async function start() {
@@ -162,10 +168,10 @@ async function start() {
   document.getElementById('unmute').onclick = () => send('unmute', ['all']);
   document.getElementById('reconnect').onclick = () => send('reconnect');
   document.getElementById('bitrate').onclick = () => send('bitrate', [document.getElementById('bitrate-value').value]);
-  const history = await (await fetch('api/history')).json();
+  const history = await (await fetch('api/history', withToken)).json();
   history.forEach(handle);
   redraw();
-  const source = new EventSource('events');
+  const source = new EventSource('events?token=' + encodeURIComponent(token));
   source.onmessage = (message) => handle(JSON.parse(message.data));
   setInterval(redraw, 1000);
   setInterval(refreshStatus, 1000);

@@ -3,7 +3,10 @@
 The same API shape as the C library liblivepush-capture (protocol/livepush_capture_helper.h):
 
     import livepush_capture as lpc
-    helper = lpc.connect(None, name='my-helper', max_size=(640, 360))   # group from $LIVEPUSH_CAPTURE_GROUP
+    try:                                         # --group NAME, else $LIVEPUSH_CAPTURE_GROUP, else default
+        helper = lpc.connect(lpc.group_from_args(), name='my-helper', max_size=(640, 360))
+    except lpc.Error as error:                   # lpc.ConnectError: no pusher listens on the group
+        sys.exit('my-helper: %s' % error)
     try:
         while True:
             helper.wait_frame()                  # paces at CONFIG's fps; answers STOP, RELEASE...
@@ -15,10 +18,11 @@ The same API shape as the C library liblivepush-capture (protocol/livepush_captu
         print(end, file=sys.stderr)
         sys.exit(end.exit_status)                # 0 after STOP or a planned finish (SPEC §12.7)
 
-Failures raise lpc.Error (lpc.SessionEnded when the session is over) with .status, the
-library's status code (LPC_STOPPED -1360 ... LPC_FINISHED -1371, as in C) and a message.
+Failures raise lpc.Error (lpc.ConnectError when no pusher listens, lpc.SessionEnded when the
+session is over) with .status, the library's status code (LPC_STOPPED -1360 ... LPC_FINISHED
+-1371, as in C) and a message.
 """
 from ._session import (  # noqa: F401
-    Error, SessionEnded, Frame, Slot, Helper, connect, frame_layout, now_ns,
+    Error, ConnectError, SessionEnded, Frame, Slot, Helper, connect, frame_layout, group_from_args, now_ns,
 )
 from ._wire import *  # noqa: F401,F403  (constants: formats, capabilities, codes, statuses)

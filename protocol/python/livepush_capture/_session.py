@@ -31,6 +31,34 @@ class Error(Exception):
         self.name = STATUS_NAMES.get(status, str(status))
 
 
+class ConnectError(Error):
+    """connect() found no pusher for the group within the retry limit, or could not connect at all
+    (.status is LPC_E_CONNECT; the message names the group, the path and the last error)."""
+
+    def __init__(self, message):
+        super().__init__(w.LPC_E_CONNECT, message)
+
+
+def group_from_args(argv=None):
+    """The group a starter gave on the command line, as SPEC §3.6 shows it: the argument after
+    '--group', or the text after '--group=' (the last one wins); None when there is none, which
+    connect() reads as $LIVEPUSH_CAPTURE_GROUP, else 'default'. argv defaults to sys.argv (its
+    first item, the program, is skipped). So `my_helper.py --group {group}` works with
+    check-helper and livepush: lpc.connect(lpc.group_from_args(), ...)."""
+    import sys
+    args = list(sys.argv if argv is None else argv)[1:]
+    group = None
+    i = 0
+    while i < len(args):
+        if args[i] == '--group' and i + 1 < len(args):
+            group = args[i + 1]
+            i += 1
+        elif args[i].startswith('--group='):
+            group = args[i][len('--group='):]
+        i += 1
+    return group
+
+
 class SessionEnded(Error):
     """The session is over (STOP, the pusher gone or hung or in violation, or finished)."""
 
@@ -56,10 +84,15 @@ class Slot:
 
 
 def frame_layout(frame, fmt, width, height, slot_bytes):
-    """Strides and plane offsets aligned to 64 bytes when that fits slot_bytes, else packed."""
-    shape = w.plane_shape(fmt, width, height) if width > 0 and height > 0 else None
-    if shape is None:
-        raise Error(w.LPC_E_INVALID, 'format %d at %dx%d has no layout' % (fmt, width, height))
+    """Strides and plane offsets aligned to 64 bytes when that fits slot_bytes, else packed.
+    Raises Error(LPC_E_INVALID) saying why when it cannot; the frame is then left as it was."""
+    if w.plane_shape(fmt, 1, 1) is None:
+        raise Error(w.LPC_E_INVALID, 'format %d is not a pixel format of Capture Link 1.0 (SPEC §8.1: 1 BGRX, 2 BGRA, '
+                    '3 RGBX, 4 RGBA, 5 NV12, 6 I420)' % fmt)
+    if width < 1 or height < 1:
+        raise Error(w.LPC_E_INVALID, 'a frame of %dx%d has no pixels: width and height must be at least 1'
+                    % (width, height))
+    shape = w.plane_shape(fmt, width, height)
     for align in (64, 1):
         offset, strides, offsets = 0, [0, 0, 0], [0, 0, 0]
         for p, (row_bytes, rows) in enumerate(shape):
@@ -70,7 +103,8 @@ def frame_layout(frame, fmt, width, height, slot_bytes):
             frame.format, frame.width, frame.height, frame.plane_count = fmt, width, height, len(shape)
             frame.stride, frame.plane_offset = strides, offsets
             return frame
-    raise Error(w.LPC_E_INVALID, 'format %d at %dx%d does not fit a slot of %d bytes' % (fmt, width, height, slot_bytes))
+    raise Error(w.LPC_E_INVALID, 'format %d at %dx%d needs %d bytes but a slot has %d: send a smaller frame '
+                '(WELCOME\'s max_width x max_height fits)' % (fmt, width, height, offset, slot_bytes))
 
 
 def socket_path(group):
@@ -85,8 +119,11 @@ def socket_path(group):
 
 def connect(group=None, name='lpc-helper-py', version='1.0', formats=(w.BGRX,), fmt=None, max_size=(1920, 1080),
             capabilities=0, audio_formats=(), connect_retry_ms=0, socket_path_override=None, start_info=None, fps=0):
-    """Connects to the pusher of `group` (None: $LIVEPUSH_CAPTURE_GROUP, else 'default'), retrying as
-    SPEC §3.4 says; sends HELLO, checks WELCOME and the ring, maps it, sends START. Raises Error."""
+    """Connects to the pusher of `group` (None: $LIVEPUSH_CAPTURE_GROUP, else 'default'; see
+    group_from_args), retrying as SPEC §3.4 says; sends HELLO, checks WELCOME and the ring, maps it,
+    sends START. Raises ConnectError (an Error with status LPC_E_CONNECT) when no pusher listens
+    within connect_retry_ms, SessionEnded when the pusher refuses (REJECT) or fails the handshake,
+    Error(LPC_E_INVALID) for a bad argument."""
     helper = Helper(name, version, formats, fmt if fmt is not None else formats[0], max_size, capabilities,
                     audio_formats, fps)
     group = group or os.environ.get('LIVEPUSH_CAPTURE_GROUP') or 'default'
@@ -113,6 +150,7 @@ class Helper:
         self.sock, self.ring, self.welcome, self.config, self.state = None, None, None, None, 'AWAITING_WELCOME'
         self.borrowed, self.acquired, self.sequences = [], None, []
         self.sequence = self.frames_sent = self.frames_dropped = 0
+        self.last_frame_pts = self.last_audio_pts = 0  # what FRAME and AUDIO last carried (SPEC §5.3, §5.4)
         self.last = (0, 0, 0)
         self.heartbeat_ns, self.peer_timeout_ns = w.HEARTBEAT_INTERVAL_MS * 10**6, w.PEER_TIMEOUT_MS * 10**6
         self.last_send_ns = self.last_recv_ns = now_ns()
@@ -242,24 +280,24 @@ class Helper:
             except (FileNotFoundError, ConnectionRefusedError, BlockingIOError, InterruptedError) as e:
                 self.sock.close()
                 if waited_ms >= limit_ms:
-                    raise Error(w.LPC_E_CONNECT, "no pusher for group '%s' at %s after %d ms (%d tries): %s; start "
-                                "the pusher with this capture group first" % (self.group, self.path, waited_ms, tries,
-                                                                             e.strerror))
+                    raise ConnectError("no pusher for group '%s' at %s after %d ms (%d tries): %s; start the pusher "
+                                       "with this capture group first" % (self.group, self.path, waited_ms, tries,
+                                                                          e.strerror))
             except OSError as e:
                 self.sock.close()
-                raise Error(w.LPC_E_CONNECT, 'cannot connect to %s: %s' % (self.path, e.strerror))
+                raise ConnectError('cannot connect to %s: %s' % (self.path, e.strerror))
             wait = min(delay_ms, limit_ms - waited_ms)
             time.sleep(wait / 1000)
             waited_ms += wait
             delay_ms = min(delay_ms * 2, 1000)
         pid, uid, _ = struct.unpack('3i', self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         if uid != os.getuid():
-            raise Error(w.LPC_E_CONNECT, 'the process serving %s (pid %d) runs as uid %d, not as this helper\'s uid %d'
+            raise ConnectError('the process serving %s (pid %d) runs as uid %d, not as this helper\'s uid %d'
                         % (self.path, pid, uid, os.getuid()))
         st = os.lstat(os.path.dirname(self.path))
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-            raise Error(w.LPC_E_CONNECT, 'the socket directory %s is not a private directory of uid %d: remove it '
-                        'and restart the pusher' % (os.path.dirname(self.path), os.getuid()))
+            raise ConnectError('the socket directory %s is not a private directory of uid %d: remove it and restart '
+                               'the pusher' % (os.path.dirname(self.path), os.getuid()))
 
     def _hello(self):
         name, version = self.name.encode(), self.version.encode()
@@ -418,12 +456,23 @@ class Helper:
             self._publish()
             return None
         self.acquired = index
-        width = min(self.max_width, self.config['max_width'])
-        height = min(self.max_height, self.config['max_height'])
+        width, height = self.target_size()
         frame = frame_layout(Frame(), self.fmt, width, height, self.welcome['slot_bytes'])
         frame.pts_ns, frame.sequence = now_ns(), self.sequence + 1
         start = self.welcome['first_slot_offset'] + index * self.welcome['slot_bytes']
         return Slot(index, self.view[start:start + self.welcome['slot_bytes']], frame)
+
+    def target_size(self):
+        """The size acquire() lays out: max_size (your source's size) fitted into CONFIG's maximum. With
+        CAP_SCALE granted the whole source is fitted, its aspect ratio kept (SPEC §12.5: each side
+        rounded to the nearest pixel, at least 1); without it each side is capped on its own (crop)."""
+        sw, sh = self.max_width, self.max_height
+        cw, ch = self.config['max_width'], self.config['max_height']
+        if not self.welcome['capabilities'] & w.CAP_SCALE or (sw <= cw and sh <= ch):
+            return min(sw, cw), min(sh, ch)
+        if sw * ch <= sh * cw:
+            return max(1, (sw * ch * 2 + sh) // (sh * 2)), max(1, ch)
+        return max(1, cw), max(1, (sh * cw * 2 + sw) // (sw * 2))
 
     def submit(self, slot):
         """Sends FRAME for an acquired slot after checking it against the session; the slot is then
@@ -445,12 +494,18 @@ class Helper:
             if f.stride[p] < row_bytes or f.plane_offset[p] + f.stride[p] * (rows - 1) + row_bytes > wel['slot_bytes']:
                 raise Error(w.LPC_E_INVALID, 'FRAME plane %d (offset %d, stride %d) does not fit the slot'
                             % (p, f.plane_offset[p], f.stride[p]))
+        pts = f.pts_ns or now_ns()
+        if pts < self.last_frame_pts:  # the pusher would end the session with SEQUENCE (SPEC §5.3)
+            raise Error(w.LPC_E_INVALID, "this helper's frame breaks a rule (SEQUENCE): FRAME.pts_ns %d is before the "
+                        "previous frame's %d; nothing was sent (pts_ns never goes back: stamp frames with now_ns() at "
+                        "capture)" % (pts, self.last_frame_pts))
         flags = f.flags & (w.FRAME_CURSOR | w.FRAME_FORMAT_CHANGED)
         if (f.format, f.width, f.height) != self.last:
             flags |= w.FRAME_FORMAT_CHANGED
         sequence = self.sequence + 1
-        self._send_message(w.FRAME, w.FRAME_S.pack(slot.index, f.format, sequence, f.pts_ns or now_ns(), f.width,
+        self._send_message(w.FRAME, w.FRAME_S.pack(slot.index, f.format, sequence, pts, f.width,
                                                    f.height, flags, len(shape), *f.stride, *f.plane_offset))
+        self.last_frame_pts = pts
         self.borrowed[slot.index], self.sequences[slot.index] = True, sequence
         self.acquired, self.sequence, self.next_slot = None, sequence, (slot.index + 1) % wel['slot_count']
         self.frames_sent += 1
@@ -472,7 +527,13 @@ class Helper:
                 != len(pcm) or len(pcm) > w.MESSAGE_MAX_BYTES - 40):
             raise Error(w.LPC_E_INVALID, 'AUDIO of %d Hz, %d channels, %d bytes is outside 8000..192000 Hz, 1..8 '
                         'channels, whole frames, 65496 bytes' % (rate_hz, channels, len(pcm)))
-        self._send_message(w.AUDIO, w.AUDIO_S.pack(fmt, rate_hz, channels, 0, frames, pts_ns or now_ns()) + bytes(pcm))
+        pts = pts_ns or now_ns()
+        if pts < self.last_audio_pts:  # the pusher would end the session with AUDIO (SPEC §5.4)
+            raise Error(w.LPC_E_INVALID, "this helper's AUDIO breaks a rule (AUDIO): AUDIO.pts_ns %d is before the "
+                        "previous AUDIO's %d; nothing was sent (stamp each block with its first sample's capture "
+                        "time)" % (pts, self.last_audio_pts))
+        self._send_message(w.AUDIO, w.AUDIO_S.pack(fmt, rate_hz, channels, 0, frames, pts) + bytes(pcm))
+        self.last_audio_pts = pts
 
     def pause(self, reason=w.PAUSE_REQUESTED):
         self._check_open()
