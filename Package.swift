@@ -97,7 +97,7 @@ let package = Package(
         .target(name: "PipeWireCore", dependencies: ["CPipeWire"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire", "PipeWireCore"]),
         // Cameras on PipeWire (issue 32): the camera nodes, what each offers, the mode chosen.
-        .target(name: "PipeWireCameras", dependencies: ["CPipeWire", "PipeWireCore"]),
+        .target(name: "PipeWireCameras", dependencies: ["CPipeWire", "PipeWireCore", "CommandLineSupport"]),
         // PipeWire screen and camera capture: a video pw_stream, the ScreenCast and Camera portals (issues 9, 32).
         .target(name: "PipeWireScreen",
                 dependencies: ["CPipeWire", "CDBus", "CYUV", "CJPEG", "PipeWireCore", "PipeWireCameras"]),

@@ -1,4 +1,5 @@
 import CPipeWire
+import CommandLineSupport
 import PipeWireCore
 
 #if canImport(Glibc)
@@ -57,6 +58,42 @@ public enum CameraDevices {
         defer { listing.close() }
         return listing.cameras(timeoutMs: timeoutMs)
     }
+
+    /// The camera `--camera TEXT` names (nil: the first camera), found as livepush-capture finds it, with
+    /// its offers; what `livepush screen` checks before anything starts.
+    /// - Throws: `.notFound` (with the cameras there are, and the nearest name), `.noCamera`, or
+    ///   `.noUsableMode` when the camera offers nothing livepush-capture takes (in `format`, when given);
+    ///   `.pipeWire` when PipeWire cannot be reached.
+    public static func resolve(_ text: String?, format: CameraFormat?, remote: String? = nil,
+                               timeoutMs: Int = 2000) throws(CameraError) -> CameraInfo
+    {
+        let listing = try CameraListing(remote: remote, timeoutMs: timeoutMs)
+        defer { listing.close() }
+        let camera = try listing.find(text, timeoutMs: timeoutMs)
+        guard CameraModeChoice.choose(camera.offers, CameraModeRequest(format: format)) != nil else {
+            throw .noUsableMode(camera: camera.description, offered: NodeFormatQuery.names(camera.offers),
+                                wantedFormat: format)
+        }
+        return camera
+    }
+}
+
+extension CameraInfo {
+    /// The camera a mistyped `--camera TEXT` most likely meant: the only one whose name, description or
+    /// object.path holds TEXT (any case), else the one whose name or description is nearest by edit
+    /// distance, when near enough to be a typo.
+    static func nearest(to text: String, in cameras: [CameraInfo]) -> CameraInfo? {
+        let wanted = text.lowercased()
+        let holding = cameras.filter { camera in
+            [camera.name, camera.nodeDescription, camera.objectPath].contains { $0.lowercased().contains(wanted) }
+        }
+        if holding.count == 1 { return holding[0] }
+        var byName: [String: CameraInfo] = [:]
+        for camera in cameras.reversed() {
+            for name in [camera.name, camera.nodeDescription] where !name.isEmpty { byName[name.lowercased()] = camera }
+        }
+        return Suggestion.nearest(to: wanted, in: Array(byName.keys).sorted()).flatMap { byName[$0] }
+    }
 }
 
 /// One connection that collects the video source nodes of the registry.
@@ -93,6 +130,20 @@ private final class CameraListing {
                                                threadLoop: connection.threadLoop, nodeID: node.id, timeoutMs: timeoutMs)
             return node.info(offers: offers)
         }
+    }
+
+    /// The node `--camera TEXT` names (`VideoSourceNode.find`), with its offers.
+    func find(_ text: String?, timeoutMs: Int) throws(CameraError) -> CameraInfo {
+        let (node, cameras) = connection.withLock {
+            (VideoSourceNode.find(text, in: Array(nodes.values)), nodes.values.filter(\.isCamera).sorted { $0.id < $1.id })
+        }
+        guard let node else {
+            guard let text else { throw .noCamera }
+            throw .notFound(wanted: text, cameras: cameras.map { $0.info(offers: []) })
+        }
+        let offers = NodeFormatQuery().run(registry: connection.registry, core: connection.core,
+                                           threadLoop: connection.threadLoop, nodeID: node.id, timeoutMs: timeoutMs)
+        return node.info(offers: offers)
     }
 
     func close() { connection.close() }

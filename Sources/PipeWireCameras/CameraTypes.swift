@@ -226,7 +226,8 @@ public enum CameraError: Error, Equatable, CustomStringConvertible {
         case .notFound(let wanted, let cameras):
             let list = cameras.isEmpty ? "PipeWire has no camera" : "the cameras are: "
                 + cameras.map(\.description).joined(separator: ", ")
-            return "no camera '\(wanted)'; \(list) (livepush devices lists them)"
+            let guess = CameraInfo.nearest(to: wanted, in: cameras).map { "did you mean '\($0.name)'? " } ?? ""
+            return "no camera '\(wanted)'; \(guess)\(list) (livepush devices lists them)"
         case .noCamera:
             return "PipeWire has no camera (no Video/Source node with the Camera role); plug one in, check that "
                 + "WirePlumber sees it (wpctl status), or use --camera with a video node's name"

@@ -32,7 +32,10 @@ public final class PipeWireCameraStream: PipeWireVideoStream {
         }
         state.options.timeoutMs = options.timeoutMs
         do {
-            camera = try state.findCamera(options.camera, timeoutMs: options.timeoutMs)
+            // Through the portal, WirePlumber grants the cameras to the new connection a moment after
+            // it is made (under load, after the first round trip): they are waited for a while.
+            let appearWithinMs = if case .descriptor = options.remote { min(options.timeoutMs, 3000) } else { 0 }
+            camera = try state.findCamera(options.camera, appearWithinMs: appearWithinMs, timeoutMs: options.timeoutMs)
         } catch {
             state.close()
             throw error

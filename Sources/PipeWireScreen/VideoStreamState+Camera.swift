@@ -10,8 +10,13 @@ import Glibc
 /// into the slot by `CameraPictureWriter`.
 extension VideoStreamState {
     /// The camera `text` names (nil: the first camera) among this connection's nodes, with its modes.
-    func findCamera(_ text: String?, timeoutMs: Int) throws(CameraError) -> CameraInfo {
-        let (node, nodes) = withLock { (VideoSourceNode.find(text, in: Array(sourceNodes.values)), Array(sourceNodes.values)) }
+    /// `appearWithinMs`: how long a camera not there yet may take to appear (a connection the Camera
+    /// portal opened sees the cameras only once WirePlumber has granted them to it, a moment later).
+    func findCamera(_ text: String?, appearWithinMs: Int = 0, timeoutMs: Int) throws(CameraError) -> CameraInfo {
+        let (node, nodes) = withLock {
+            waitLocked(timeoutMs: appearWithinMs) { VideoSourceNode.find(text, in: Array(sourceNodes.values)) != nil }
+            return (VideoSourceNode.find(text, in: Array(sourceNodes.values)), Array(sourceNodes.values))
+        }
         guard let node else {
             guard let text else { throw .noCamera }
             let cameras = nodes.filter(\.isCamera).sorted { $0.id < $1.id }.map { $0.info(offers: []) }

@@ -89,7 +89,7 @@ final class VideoStreamState {
 
     /// Waits under the lock until `done` holds or `timeoutMs` passes; returns whether `done` held.
     @discardableResult
-    private func waitLocked(timeoutMs: Int, until done: () -> Bool) -> Bool {
+    func waitLocked(timeoutMs: Int, until done: () -> Bool) -> Bool {
         connection.waitLocked(timeoutMs: timeoutMs, until: done)
     }
 
@@ -259,6 +259,7 @@ final class VideoStreamState {
     func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
         guard let source = VideoSourceNode(id: id, type: type, props: props) else { return }
         sourceNodes[id] = source
+        wake()  // a camera granted after connecting (findCamera through the Camera portal)
         let node = PipeWireVideoNode(id: id, name: source.name, mediaClass: source.mediaClass,
                                      nodeDescription: source.nodeDescription)
         allNodes[id] = node

@@ -109,29 +109,10 @@ extension CaptureRequest {
                                                                  reason: "--camera-portal needs --source camera") }
             return
         }
-        if let text = parsed.value("camera") {
-            guard !text.isEmpty, !text.contains("@") else {
-                throw .invalidValue(option: "camera", value: text,
-                                    reason: "use the camera's node.name or id, as livepush devices lists them")
-            }
-            camera.camera = text
-        }
+        if let text = parsed.value("camera") { camera.camera = try CameraOptionValues.camera(text) }
         camera.viaPortal = parsed.has("camera-portal")
-        if let text = parsed.value("size") {
-            let parts = text.lowercased().split(separator: "x").map { Int($0) }
-            guard parts.count == 2, let width = parts[0], let height = parts[1], (1...16384).contains(width),
-                  (1...16384).contains(height)
-            else {
-                throw .invalidValue(option: "size", value: text, reason: "use WxH with W and H from 1 to 16384, e.g. 1280x720")
-            }
-            camera.mode.width = width
-            camera.mode.height = height
-        }
-        if let text = parsed.value("camera-format") {
-            guard let format = CameraFormat.allCases.first(where: { $0.optionName == text.lowercased() }) else {
-                throw .invalidValue(option: "camera-format", value: text, reason: "use yuy2, mjpeg, nv12 or i420")
-            }
-            camera.mode.format = format
-        }
+        let fps = camera.mode.fps  // --fps, read before
+        camera.mode = try CameraOptionValues.modeRequest(size: parsed.value("size"), format: parsed.value("camera-format"))
+        camera.mode.fps = fps
     }
 }

@@ -155,7 +155,7 @@ enum ScreenCommand {
                 guard parsed.value("group") != nil else { throw ArgumentError.missingArgument("--group NAME") }
                 guard !files.isEmpty || fromFile.recordingPath != nil else { throw ArgumentError.missingArgument("OUTPUT") }
             }
-            try checkCameraOptions(parsed, file: fromFile)
+            try CameraOptions.check(parsed, file: fromFile)
             if let text = parsed.value("duration"), (Double(text) ?? -1) <= 0 {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
             }
@@ -199,30 +199,15 @@ enum ScreenCommand {
                                               audio: audio))
             Terminal.exit(.success)
         }
+        if let problem = CameraOptions.cameraProblem(parsed, file: fromFile) {
+            Terminal.printError("livepush \(command): \(problem)")
+            Terminal.exit(.usage)
+        }
         let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group, audio: audio,
                                        quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init),
                                        watch: watch)
         Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments,
                                   helperExecutable: parsed.value("helper")))
-    }
-
-    /// The camera's options make sense with `--source camera` only, and a camera is the whole picture
-    /// for now: checked here, before anything starts, rather than by the helper once it runs.
-    static func checkCameraOptions(_ parsed: ParsedArguments, file: BroadcastSettings) throws(ArgumentError) {
-        func value(_ name: String) -> String? { parsed.value(name) ?? file.captureValues[name] }
-        let isCamera = value("source") == "camera"
-        if !isCamera {
-            if let option = ["camera", "size", "camera-format"].first(where: { value($0) != nil }) {
-                throw .invalidValue(option: option, value: value(option)!, reason: "--\(option) needs --source camera")
-            }
-            if parsed.has("camera-portal") || file.captureFlags.contains("camera-portal") {
-                throw .invalidValue(option: "camera-portal", value: "", reason: "--camera-portal needs --source camera")
-            }
-        }
-        if let camera = value("camera"), camera.contains("@") {
-            throw .invalidValue(option: "camera", value: camera, reason: "a camera in a rectangle of the picture "
-                + "(NODE@X,Y,W) comes with scenes; today the camera is the whole picture: --source camera --camera NODE")
-        }
     }
 
     /// `rtmp://...` and every other `scheme://` (refused later with a reason) are push URLs.

@@ -218,13 +218,50 @@ struct CameraCaptureTests {
         #expect(format.standardError == "livepush-capture: camera \(source.nodeID) '\(source.name)' (LivePush test camera) "
             + "offers YUY2, MJPEG (not raw video), not NV12; choose another --camera-format (yuy2, mjpeg, nv12 or i420) "
             + "or leave it out\n", "\(format)")
-        // livepush screen stops at once with the helper's reason (exit 78 is not restarted).
-        let screen = try ProcessRunner.run(livepush, ["screen", temporaryPath("none", ".mkv"), "--source", "camera",
-                                                      "--camera", "no-such-cam", "--no-mic", "--duration", "5"],
-                                           environment: environment, timeoutSeconds: 30)
-        #expect(screen.exitCode != 0)
-        #expect(screen.standardError.contains("cannot run with its configuration (exit status 78): no camera 'no-such-cam'"),
-                "\(screen)")
+        // A name one letter off is a typo: the camera it most likely meant is named.
+        let typo = String(source.name.dropLast())
+        let near = try ProcessRunner.run(capture, ["--group", "nobody", "--source", "camera", "--camera", typo],
+                                         environment: environment)
+        #expect(near.exitCode == 78, "EX_CONFIG: \(near)")
+        #expect(near.standardError.hasPrefix("livepush-capture: no camera '\(typo)'; did you mean '\(source.name)'? "
+            + "the cameras are: "), "\(near)")
+    }
+
+    /// livepush screen finds a camera that is not there, or lacks the format asked for, before anything
+    /// starts: no helper, no recording, the cameras there are and the nearest name, exit 2.
+    @Test func livepushNamesAMissingCameraBeforeAnythingStarts() throws {
+        let source = try camera(["--modes", "YUY2:640x480@30,MJPEG:1280x720@30"])
+        defer { source.stop() }
+        let environment = try PipeWireVideoSource.environment()
+        let path = temporaryPath("none", ".mkv")
+        func screen(_ options: [String]) throws -> CommandResult {
+            try ProcessRunner.run(livepush, ["screen", path, "--source", "camera", "--no-mic", "--duration", "5"] + options,
+                                  environment: environment, timeoutSeconds: 30)
+        }
+        let typo = source.name.replacingOccurrences(of: "camera", with: "camra")
+        let missing = try screen(["--camera", typo])
+        #expect(missing.exitCode == 2, "\(missing)")
+        #expect(missing.standardError.hasPrefix("livepush screen: no camera '\(typo)'; did you mean '\(source.name)'? "
+            + "the cameras are: "), "\(missing)")
+        #expect(missing.standardError.hasSuffix("\(source.nodeID) '\(source.name)' (LivePush test camera) (livepush devices "
+            + "lists them)\n"), "\(missing)")
+        let unknown = try screen(["--camera", "no-such-cam"])
+        #expect(unknown.exitCode == 2, "\(unknown)")
+        #expect(unknown.standardError.hasPrefix("livepush screen: no camera 'no-such-cam'; the cameras are: "), "\(unknown)")
+        #expect(unknown.standardError.contains("\(source.nodeID) '\(source.name)' (LivePush test camera)"), "\(unknown)")
+        let format = try screen(["--camera", source.name, "--camera-format", "nv12"])
+        #expect(format.exitCode == 2, "\(format)")
+        #expect(format.standardError == "livepush screen: camera \(source.nodeID) '\(source.name)' (LivePush test camera) "
+            + "offers YUY2, MJPEG (not raw video), not NV12; choose another --camera-format (yuy2, mjpeg, nv12 or i420) "
+            + "or leave it out\n", "\(format)")
+        for result in [missing, unknown, format] {
+            #expect(!result.standardError.contains("capture:"), "no helper was started: \(result)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: path), "nothing was recorded")
+        let badFormat = try screen(["--camera-format", "h264"])
+        #expect(badFormat.exitCode == 2)
+        #expect(badFormat.standardError.contains("invalid value 'h264' for '--camera-format': use yuy2, mjpeg, nv12 or i420"),
+                "\(badFormat)")
     }
 
     @Test func cameraOptionsNeedSourceCameraAndACameraInARectangleWaitsForScenes() throws {
