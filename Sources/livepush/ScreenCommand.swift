@@ -86,7 +86,10 @@ enum ScreenCommand {
                 + "(a crash leaves a playable file), .mkv and .flv also work."
             examples = [Example("livepush screen talk.mp4", "Records the screen and the microphone to talk.mp4 until Ctrl-C."),
                         Example("livepush screen rtmp://live.example.com/app/KEY talk.mp4 --region 0,0,1280,720",
-                                "Pushes and records the top-left 1280x720 of the screen.")]
+                                "Pushes and records the top-left 1280x720 of the screen."),
+                        Example("livepush screen rtmp://live.example.com/app/KEY --source camera --size 1280x720",
+                                "Pushes the first webcam (livepush devices lists them; --camera NAME picks one) in its "
+                                + "mode nearest 1280x720.")]
         default:
             summary = "Record what a capture helper sends on a group."
             synopsis = "livepush record --group NAME OUTPUT [URL...] [options]"
