@@ -56,6 +56,9 @@ bench: build
 	# PipeWire screen capture against GStreamer's pipewiresrc, on a private PipeWire (docs/benchmarks.md).
 	cc -std=c11 -O2 tools/testclients/pw-video-source.c -o .build/pw-video-source $$(pkg-config --cflags --libs libpipewire-0.3)
 	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench pipewire --runs 3 --producer .build/pw-video-source
+	# Camera capture (issue 32): YUY2 and MJPEG at 720p30 against GStreamer doing the same into BGRx.
+	cc -std=c11 -O2 tools/testclients/pw-camera-source.c -o .build/pw-camera-source $$(pkg-config --cflags --libs libpipewire-0.3) -ljpeg
+	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench camera --runs 3 --producer .build/pw-camera-source
 # push benchmark (issue 6): livepush push, ffmpeg and GStreamer publishing to the test nginx-rtmp,
 # with PulseAudio (pipewire-pulse) for the peers' audio: inside a private test environment. After the
 # 1080p30 lines, in the same run (issue 22, about 15 min more): the scrolling screen, x264's floor,

@@ -67,6 +67,9 @@ let package = Package(
         .target(
             name: "CLinuxShim",
             cSettings: [.define("_GNU_SOURCE")]),
+        // Motion-JPEG frames of cameras decoded by libjpeg-turbo into BGRx (issue 32); libjpeg's types and its
+        // longjmp error handling stay in the shim. libyuv already links libjpeg.so.62.
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         // libavformat, libswscale, libsrt, OpenSSL and libmicrohttpd, loaded with dlopen when a feature first
         // calls them (issue 22): the functions LivePush calls, forwarded; no executable links those libraries.
         .target(name: "CLazyLibraries"),
@@ -93,8 +96,11 @@ let package = Package(
         // One PipeWire connection (loop, context, core, registry, errors) for every user (issue 17).
         .target(name: "PipeWireCore", dependencies: ["CPipeWire"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire", "PipeWireCore"]),
-        // PipeWire screen capture: a video pw_stream, the ScreenCast portal (issue 9).
-        .target(name: "PipeWireScreen", dependencies: ["CPipeWire", "CDBus", "PipeWireCore"]),
+        // Cameras on PipeWire (issue 32): the camera nodes, what each offers, the mode chosen.
+        .target(name: "PipeWireCameras", dependencies: ["CPipeWire", "PipeWireCore", "CommandLineSupport"]),
+        // PipeWire screen and camera capture: a video pw_stream, the ScreenCast and Camera portals (issues 9, 32).
+        .target(name: "PipeWireScreen",
+                dependencies: ["CPipeWire", "CDBus", "CYUV", "CJPEG", "PipeWireCore", "PipeWireCameras"]),
         // Sound processing: noise suppression (speexdsp), voice activity (issue 17).
         .target(name: "AudioProcessing", dependencies: ["CSpeexDSP"]),
         // The preview window (issue 16): an X11 window fed with MIT-SHM put-image; xcb's types stay inside.
@@ -118,16 +124,17 @@ let package = Package(
         .executableTarget(
             name: "livepush",
             dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "RTMP", "ScreenCapture",
-                           "AudioCapture", "Control", "Dashboard", "CLinuxShim", "SafeText"],
+                           "AudioCapture", "PipeWireCameras", "Control", "Dashboard", "CLinuxShim", "SafeText"],
             linkerSettings: releaseLinking(orderFile: "livepush.order")),
         .executableTarget(
             name: "livepush-capture",
-            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture", "PipeWireScreen"],
+            dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture", "PipeWireScreen",
+                           "PipeWireCameras"],
             linkerSettings: releaseLinking(orderFile: "livepush-capture.order")),
         .executableTarget(
             name: "livepush-bench",
             dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen",
-                           "AudioProcessing", "LivePush", "Control", "ReceivedMedia"]),
+                           "PipeWireCameras", "AudioProcessing", "LivePush", "Control", "ReceivedMedia"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 
@@ -144,6 +151,7 @@ let package = Package(
                     dependencies: ["Control", "Dashboard", "HTTPServer", "LivePush", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
+        .testTarget(name: "PipeWireCamerasTests", dependencies: ["PipeWireCameras", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "CaptureLink", "FLV", "ReceivedMedia", "livepush", "livepush-capture",

@@ -252,6 +252,120 @@ static inline struct spa_meta_bitmap *CPipeWire_video_cursor_bitmap(struct spa_m
     return SPA_PTROFF(cursor, cursor->bitmap_offset, struct spa_meta_bitmap);
 }
 
+// MARK: cameras (PipeWireCameras: what a camera node offers; PipeWireScreen's camera stream)
+//
+// A camera node (what WirePlumber makes of a V4L2 or libcamera device: media.class Video/Source,
+// media.role Camera) describes each of its modes in an EnumFormat param: raw video in one format, or
+// MJPEG, at one size (or a range of sizes), with a list (or a range) of frame rates. The SPA pod API is
+// macros and variable-length choices, so a param is flattened here into plain arrays for Swift.
+
+/// The values of one property of an object pod (a single value, or every value of a choice) whose
+/// values have `size` bytes each, copied into `out` (at most `max_count`); `choice` gets the choice type
+/// (SPA_CHOICE_None for a single value). Returns the number copied, or -1 when the property is missing
+/// or of another pod type.
+static inline int CPipeWire_pod_prop_values(const struct spa_pod *object, uint32_t key, uint32_t type, uint32_t size,
+                                            void *out, uint32_t max_count, uint32_t *choice) {
+    const struct spa_pod_prop *prop = spa_pod_find_prop(object, NULL, key);
+    if (prop == NULL) return -1;
+    uint32_t n_values = 0;
+    const struct spa_pod *values = spa_pod_get_values(&prop->value, &n_values, choice);
+    if (values == NULL || values->type != type || values->size != size) return -1;
+    uint32_t count = n_values < max_count ? n_values : max_count;
+    memcpy(out, SPA_POD_BODY_CONST(values), (size_t)count * size);
+    return (int)count;
+}
+
+/// One EnumFormat param of a video node, flattened: the media subtype (SPA_MEDIA_SUBTYPE_raw, _mjpg, ...),
+/// the raw formats (none for MJPEG), the sizes and frame rates with their choice types (None: one
+/// value; Enum: a default, then the values; Range: default, min, max; Step: default, min, max, step),
+/// and the colour matrix (SPA_VIDEO_COLOR_MATRIX_*, 0 when the node does not say). Returns 0, or -1
+/// when the param is not video or has no size.
+static inline int CPipeWire_video_parse_offer(const struct spa_pod *param, uint32_t *media_subtype,
+                                              uint32_t *formats, uint32_t max_formats, int *format_count,
+                                              uint32_t *format_choice,
+                                              struct spa_rectangle *sizes, uint32_t max_sizes, int *size_count,
+                                              uint32_t *size_choice,
+                                              struct spa_fraction *rates, uint32_t max_rates, int *rate_count,
+                                              uint32_t *rate_choice, uint32_t *color_matrix) {
+    uint32_t media_type = 0;
+    *media_subtype = 0;
+    *color_matrix = 0;
+    if (param == NULL || !spa_pod_is_object(param)) return -1;
+    if (spa_format_parse(param, &media_type, media_subtype) < 0 || media_type != SPA_MEDIA_TYPE_video) return -1;
+    *format_count = CPipeWire_pod_prop_values(param, SPA_FORMAT_VIDEO_format, SPA_TYPE_Id, sizeof(uint32_t),
+                                              formats, max_formats, format_choice);
+    *size_count = CPipeWire_pod_prop_values(param, SPA_FORMAT_VIDEO_size, SPA_TYPE_Rectangle,
+                                            sizeof(struct spa_rectangle), sizes, max_sizes, size_choice);
+    *rate_count = CPipeWire_pod_prop_values(param, SPA_FORMAT_VIDEO_framerate, SPA_TYPE_Fraction,
+                                            sizeof(struct spa_fraction), rates, max_rates, rate_choice);
+    uint32_t matrix_choice = 0;
+    if (CPipeWire_pod_prop_values(param, SPA_FORMAT_VIDEO_colorMatrix, SPA_TYPE_Id, sizeof(uint32_t),
+                                  color_matrix, 1, &matrix_choice) < 1) {
+        *color_matrix = 0;
+    }
+    return *size_count > 0 ? 0 : -1;
+}
+
+/// The EnumFormat pod a camera consumer offers for one chosen mode: raw video in `format` (or MJPEG
+/// when `media_subtype` is SPA_MEDIA_SUBTYPE_mjpg), exactly `width` x `height` at `rate_num`/`rate_denom`
+/// frames per second. NULL when `buffer` is too small.
+static inline const struct spa_pod *CPipeWire_video_build_camera_format(
+    uint8_t *buffer, uint32_t buffer_size, uint32_t media_subtype, uint32_t format, uint32_t width, uint32_t height,
+    uint32_t rate_num, uint32_t rate_denom) {
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, buffer_size);
+    struct spa_pod_frame f;
+    spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat);
+    spa_pod_builder_add(&b, SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+                        SPA_FORMAT_mediaSubtype, SPA_POD_Id(media_subtype), 0);
+    if (media_subtype == SPA_MEDIA_SUBTYPE_raw) spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_format, SPA_POD_Id(format), 0);
+    spa_pod_builder_add(&b, SPA_FORMAT_VIDEO_size, SPA_POD_Rectangle(&SPA_RECTANGLE(width, height)),
+                        SPA_FORMAT_VIDEO_framerate, SPA_POD_Fraction(&SPA_FRACTION(rate_num, rate_denom)), 0);
+    const struct spa_pod *pod = (const struct spa_pod *)spa_pod_builder_pop(&b, &f);
+    return b.state.offset > buffer_size ? NULL : pod;
+}
+
+/// Parses a negotiated Format param of a camera stream: the subtype (raw or mjpg), the raw format (0
+/// for MJPEG), the size, the frame rate and the colour matrix (0 when not said). Returns 0, or -1 when
+/// it is neither raw video nor MJPEG.
+static inline int CPipeWire_video_parse_camera_format(const struct spa_pod *param, uint32_t *media_subtype,
+                                                      uint32_t *format, uint32_t *width, uint32_t *height,
+                                                      uint32_t *rate_num, uint32_t *rate_denom,
+                                                      uint32_t *color_matrix) {
+    uint32_t media_type = 0;
+    if (param == NULL || spa_format_parse(param, &media_type, media_subtype) < 0) return -1;
+    if (media_type != SPA_MEDIA_TYPE_video) return -1;
+    if (*media_subtype == SPA_MEDIA_SUBTYPE_raw) {
+        struct spa_video_info_raw info;
+        spa_zero(info);
+        if (spa_format_video_raw_parse(param, &info) < 0) return -1;
+        *format = info.format;
+        *width = info.size.width;
+        *height = info.size.height;
+        *rate_num = info.framerate.num;
+        *rate_denom = info.framerate.denom;
+        *color_matrix = info.color_matrix;
+        return 0;
+    }
+    if (*media_subtype == SPA_MEDIA_SUBTYPE_mjpg) {
+        struct spa_video_info_mjpg info;
+        spa_zero(info);
+        if (spa_format_video_mjpg_parse(param, &info) < 0) return -1;
+        *format = 0;
+        *width = info.size.width;
+        *height = info.size.height;
+        *rate_num = info.framerate.num;
+        *rate_denom = info.framerate.denom;
+        *color_matrix = 0;
+        return 0;
+    }
+    return -1;
+}
+
+/// The short name of a media subtype ("raw", "mjpg", "h264"), or NULL.
+static inline const char *CPipeWire_media_subtype_name(uint32_t subtype) {
+    return spa_debug_type_find_short_name(spa_type_media_subtype, subtype);
+}
+
 // MARK: ear monitoring (AudioCapture's PipeWirePlayback)
 
 /// Connects a playback stream to whatever its target.object property names (or the default

@@ -98,7 +98,7 @@ public enum ArgumentParser {
                     name = String(body)
                 }
                 guard let spec = options.first(where: { $0.name == name }) else {
-                    throw .unknownOption("--\(name)", suggestion: closestName(to: name, in: options.map(\.name)))
+                    throw .unknownOption("--\(name)", suggestion: Suggestion.nearest(to: name, in: options.map(\.name)))
                 }
                 if let valueName = spec.valueName {
                     if let inlineValue {
@@ -137,28 +137,5 @@ public enum ArgumentParser {
         return zip(labels, options).map { label, spec in
             label + String(repeating: " ", count: width - label.count) + spec.help
         }.joined(separator: "\n")
-    }
-
-    /// The candidate nearest to `name` by edit distance, when it is near enough to be a typo.
-    static func closestName(to name: String, in candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, editDistance(name, $0)) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-        return best.1 <= max(1, name.count / 3) ? best.0 : nil
-    }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }

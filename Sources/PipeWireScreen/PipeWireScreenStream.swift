@@ -1,4 +1,5 @@
 import CPipeWire
+import PipeWireCameras
 import PipeWireCore
 
 #if canImport(Glibc)
@@ -21,34 +22,33 @@ public struct PipeWireScreenOptions: Sendable {
     public init(target: PipeWireTarget) { self.target = target }
 }
 
-/// A PipeWire video stream connected to one node: it negotiates a raw format at the size the
-/// producer offers, keeps the newest buffer the producer sent, and copies it once into memory the
-/// caller gives (a Capture Link ring slot), blending in the cursor from the producer's metadata.
+/// A PipeWire video stream connected to one node: it keeps the newest picture the producer sent and
+/// writes it once into memory the caller gives (a Capture Link ring slot). `PipeWireScreenStream`
+/// copies a screen's pictures with the pointer drawn in; `PipeWireCameraStream` converts a camera's.
 ///
 /// Use from one thread. PipeWire's callbacks run on its own thread (a `pw_thread_loop`) and reach
 /// the shared state through `Unmanaged`; every access on either side holds the thread loop's lock.
-public final class PipeWireScreenStream {
-    private let state: ScreenStreamState
+public class PipeWireVideoStream {
+    let state: VideoStreamState
 
-    /// Connects to the daemon, finds the node, connects a stream and waits for the format.
-    public init(options: PipeWireScreenOptions) throws(PipeWireScreenError) {
-        PipeWireLibraryOnce.initialize()
-        state = try ScreenStreamState(options: options)
-    }
+    init(state: VideoStreamState) { self.state = state }
 
     deinit { state.close() }
 
     /// The node being captured.
     public var node: PipeWireVideoNode { state.withLock { state.targetNode! } }
 
-    /// The format negotiated now (it changes when the producer changes size or format).
+    /// The layout of the pictures written into the offered memory now (it changes when the producer
+    /// changes size or format).
     public var format: ScreenStreamFormat { state.withLock { state.format! } }
 
-    /// Frames the producer marked corrupted (SPA_CHUNK_FLAG_CORRUPTED), which were dropped.
+    /// Frames dropped as corrupted: flagged so by the producer (SPA_CHUNK_FLAG_CORRUPTED), or a camera's
+    /// JPEG that libjpeg-turbo could not decode cleanly.
     public var corruptedFramesDropped: Int { state.withLock { state.corruptedDropped } }
 
-    /// The time one copy into the offered memory took (cursor blending included), in ms, at
-    /// percentile `fraction` (0.5 for the median) of the last 4096 copies; 0 before any.
+    /// The time one write into the offered memory took (a copy with the cursor blended, or a camera
+    /// picture's conversion or decoding), in ms, at percentile `fraction` (0.5 for the median) of the
+    /// last 4096; 0 before any.
     public func copyMs(percentile fraction: Double) -> Double {
         let sorted = state.withLock { Array(state.copyDurationsNs.prefix(min(state.copies, state.copyDurationsNs.count))) }
             .sorted()
@@ -74,11 +74,11 @@ public final class PipeWireScreenStream {
     /// Frames that arrived while no destination was offered (the pusher held every slot).
     public var framesWithoutDestination: Int { state.withLock { state.droppedWithoutTarget } }
 
-    /// Waits up to `timeoutMs` for a copied picture, an unchanged one, a picture that found no
+    /// Waits up to `timeoutMs` for a written picture, an unchanged one, a picture that found no
     /// destination, the producer going away, or the daemon failing.
     public func wait(timeoutMs: Int) -> ScreenStreamEvent { state.wait(timeoutMs: timeoutMs) }
 
-    /// Offers memory (a free ring slot) for the next picture: PipeWire's thread copies each new
+    /// Offers memory (a free ring slot) for the next picture: PipeWire's thread writes each new
     /// picture into it as it arrives (at most `maxWidth` x `maxHeight`, larger frames cropped to
     /// their top-left corner, rows padded to 64 bytes) and gives the buffer back at once. A newer
     /// picture overwrites one not yet taken. The memory must stay valid until `takeFrame` returns it
@@ -90,7 +90,7 @@ public final class PipeWireScreenStream {
     /// Whether memory is on offer.
     public var hasDestination: Bool { state.withLock { state.target != nil } }
 
-    /// The picture copied into the offered memory, if one was; the offer ends with it.
+    /// The picture written into the offered memory, if one was; the offer ends with it.
     public func takeFrame() -> CopiedScreenFrame? {
         state.withLock {
             guard let frame = state.filled else { return nil }
@@ -111,19 +111,30 @@ public final class PipeWireScreenStream {
     /// Ends the offer of memory (the caller needs it back).
     public func withdrawDestination() { state.withLock { state.target = nil; state.filled = nil } }
 
+    /// Disconnects; the stream cannot be used afterwards.
+    public func close() { state.close() }
+}
+
+/// A screen (or any raw video node) on PipeWire: it negotiates one of Capture Link's six formats at the
+/// size the producer offers and copies each picture once, blending in the cursor from the producer's
+/// metadata.
+public final class PipeWireScreenStream: PipeWireVideoStream {
+    /// Connects to the daemon, finds the node, connects a stream and waits for the format.
+    public init(options: PipeWireScreenOptions) throws(PipeWireScreenError) {
+        PipeWireLibraryOnce.initialize()
+        super.init(state: try VideoStreamState(options: options))
+    }
+
     /// Asks the producer for frames no larger than `maxWidth` x `maxHeight` (renegotiation); a
     /// producer that cannot scale keeps its size.
     public func requestMaximumSize(width: Int, height: Int) { state.updateFormatOffer(maxWidth: width, maxHeight: height) }
-
-    /// Disconnects; the stream cannot be used afterwards.
-    public func close() { state.close() }
 
     /// The video nodes of the daemon (for `--list`).
     public static func videoNodes(remote: PipeWireRemote = .daemon(nil), timeoutMs: Int = 2000) throws(PipeWireScreenError)
         -> [PipeWireVideoNode]
     {
         PipeWireLibraryOnce.initialize()
-        let state = try ScreenStreamState(listingOnly: remote, timeoutMs: timeoutMs)
+        let state = try VideoStreamState(listingOnly: remote, timeoutMs: timeoutMs)
         defer { state.close() }
         return state.withLock { state.videoNodes }
     }
@@ -139,9 +150,7 @@ let formatTable: [(ScreenPixelFormat, spa_video_format)] = [
     (.rgba, SPA_VIDEO_FORMAT_RGBA), (.nv12, SPA_VIDEO_FORMAT_NV12), (.i420, SPA_VIDEO_FORMAT_I420),
 ]
 
-func spaFormatName(_ value: UInt32) -> String {
-    CPipeWire_video_format_name(value).map { String(cString: $0) } ?? "format \(value)"
-}
+func spaFormatName(_ value: UInt32) -> String { videoFormatName(value) }
 
 /// The largest cursor bitmap asked for in the cursor metadata.
 private let debugEnabled = getenv("LIVEPUSH_PIPEWIRE_DEBUG") != nil

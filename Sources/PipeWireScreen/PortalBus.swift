@@ -60,13 +60,15 @@ final class PortalBus {
         return message.isEmpty ? name : "\(name): \(message)"
     }
 
-    /// Calls a ScreenCast method that answers with a Request, then waits for that Request's
-    /// Response signal; returns its results. `arguments` gets the handle token to put in the options.
-    func request(_ method: String, stop: (@Sendable () -> Bool)? = nil, token: String, timeoutMs: Int,
+    /// Calls a portal method (of the ScreenCast interface unless `interface` says another) that answers
+    /// with a Request, then waits for that Request's Response signal; returns its results. `arguments`
+    /// gets the handle token to put in the options.
+    func request(_ method: String, interface: String = ScreenCastPortal.interface, stop: (@Sendable () -> Bool)? = nil,
+                 token: String, timeoutMs: Int,
                  arguments: (String) -> [PortalValue]) throws(ScreenCastPortalError) -> [String: PortalValue]
     {
         let expectedPath = "/org/freedesktop/portal/desktop/request/\(senderPath)/\(token)"
-        let reply = try call(path: ScreenCastPortal.objectPath, interface: ScreenCastPortal.interface, method: method,
+        let reply = try call(path: ScreenCastPortal.objectPath, interface: interface, method: method,
                              arguments: arguments(token), timeoutMs: timeoutMs)
         guard case .objectPath(let handle)? = reply.first else {
             throw .badAnswer(method: method, detail: "no Request handle in the reply")
@@ -119,9 +121,11 @@ final class PortalBus {
         guard let reply = dbus_connection_send_with_reply_and_block(connection, message, Int32(timeoutMs), &error) else {
             let name = error.name.map { String(cString: $0) } ?? ""
             let text = Self.text(error)
+            // An interface of the portal itself (ScreenCast, Camera) that the desktop lacks: no such portal.
+            let portalInterface = interface == ScreenCastPortal.interface || interface == CameraPortal.interface
             if name == "org.freedesktop.DBus.Error.ServiceUnknown" || name == "org.freedesktop.DBus.Error.UnknownObject"
-                || (name == "org.freedesktop.DBus.Error.UnknownInterface" && interface == ScreenCastPortal.interface)
-                || (name == "org.freedesktop.DBus.Error.UnknownMethod" && interface == ScreenCastPortal.interface)
+                || (name == "org.freedesktop.DBus.Error.UnknownInterface" && portalInterface)
+                || (name == "org.freedesktop.DBus.Error.UnknownMethod" && portalInterface)
             {
                 throw .portalMissing(text)
             }

@@ -63,39 +63,37 @@ struct CursorState {
     }
 }
 
+/// The size of one plane of a picture: bytes in a row (without padding) and rows.
+struct PlaneLayout {
+    var rowBytes: Int
+    var rows: Int
+}
+
 /// Copies a mapped PipeWire buffer into a slot: once, row by row, rows padded to 64 bytes.
 enum ScreenFrameCopier {
-    private struct Plane {
-        var rowBytes: Int
-        var rows: Int
-    }
-
-    private static func planes(_ format: ScreenPixelFormat, width: Int, height: Int) -> [Plane] {
+    static func planes(_ format: ScreenPixelFormat, width: Int, height: Int) -> [PlaneLayout] {
         let chromaWidth = (width + 1) / 2, chromaHeight = (height + 1) / 2
         switch format {
-        case .bgrx, .bgra, .rgbx, .rgba: return [Plane(rowBytes: width * 4, rows: height)]
-        case .nv12: return [Plane(rowBytes: width, rows: height), Plane(rowBytes: chromaWidth * 2, rows: chromaHeight)]
+        case .bgrx, .bgra, .rgbx, .rgba: return [PlaneLayout(rowBytes: width * 4, rows: height)]
+        case .nv12:
+            return [PlaneLayout(rowBytes: width, rows: height), PlaneLayout(rowBytes: chromaWidth * 2, rows: chromaHeight)]
         case .i420:
-            return [Plane(rowBytes: width, rows: height), Plane(rowBytes: chromaWidth, rows: chromaHeight),
-                    Plane(rowBytes: chromaWidth, rows: chromaHeight)]
+            return [PlaneLayout(rowBytes: width, rows: height), PlaneLayout(rowBytes: chromaWidth, rows: chromaHeight),
+                    PlaneLayout(rowBytes: chromaWidth, rows: chromaHeight)]
         }
     }
 
-    private static func alignedTo64(_ value: Int) -> Int { (value + 63) & ~63 }
+    static func alignedTo64(_ value: Int) -> Int { (value + 63) & ~63 }
 
-    static func copy(
-        _ buffer: UnsafeMutablePointer<spa_buffer>, format: ScreenStreamFormat,
-        into destination: UnsafeMutableRawBufferPointer, maxWidth: Int, maxHeight: Int, ptsNs: UInt64,
-        cursor: CursorState?
-    ) -> CopiedScreenFrame? {
-        let width = min(format.width, maxWidth), height = min(format.height, maxHeight)
-        guard width > 0, height > 0, let datas = buffer.pointee.datas, let base = destination.baseAddress else { return nil }
-        let fullPlanes = planes(format.format, width: format.width, height: format.height)
-        let copyPlanes = planes(format.format, width: width, height: height)
+    /// Where each plane of a mapped buffer starts and its stride, checked against the mapped size: one
+    /// spa_data per plane, or all planes one after the other in the first (then chroma strides follow
+    /// the luma stride, halved when `halvesChromaStride`: I420). Nil when a plane is missing or ends
+    /// past its data.
+    static func sourcePlanes(_ buffer: UnsafeMutablePointer<spa_buffer>, planes fullPlanes: [PlaneLayout],
+                             halvesChromaStride: Bool) -> [(UnsafeRawPointer, Int)]?
+    {
+        guard let datas = buffer.pointee.datas else { return nil }
         let dataCount = Int(buffer.pointee.n_datas)
-
-        // Where each source plane starts and its stride: one spa_data per plane, or all planes
-        // one after the other in the first (then chroma strides follow the luma stride).
         var sources: [(UnsafeRawPointer, Int)] = []
         var previousEnd = 0
         for (index, plane) in fullPlanes.enumerated() {
@@ -111,7 +109,7 @@ enum ScreenFrameCopier {
             } else {
                 data = datas[0]
                 let lumaStride = sources.isEmpty ? plane.rowBytes : sources[0].1
-                stride = format.format == .i420 ? lumaStride / 2 : lumaStride
+                stride = halvesChromaStride ? lumaStride / 2 : lumaStride
                 offset = previousEnd
             }
             guard let pointer = data.data else { return nil }
@@ -120,6 +118,20 @@ enum ScreenFrameCopier {
             if index >= dataCount || dataCount == 1 { previousEnd = offset + stride * plane.rows }
             sources.append((UnsafeRawPointer(pointer).advanced(by: offset), stride))
         }
+        return sources
+    }
+
+    static func copy(
+        _ buffer: UnsafeMutablePointer<spa_buffer>, format: ScreenStreamFormat,
+        into destination: UnsafeMutableRawBufferPointer, maxWidth: Int, maxHeight: Int, ptsNs: UInt64,
+        cursor: CursorState?
+    ) -> CopiedScreenFrame? {
+        let width = min(format.width, maxWidth), height = min(format.height, maxHeight)
+        guard width > 0, height > 0, let base = destination.baseAddress else { return nil }
+        let fullPlanes = planes(format.format, width: format.width, height: format.height)
+        let copyPlanes = planes(format.format, width: width, height: height)
+        guard let sources = sourcePlanes(buffer, planes: fullPlanes, halvesChromaStride: format.format == .i420)
+        else { return nil }
 
         var strides: [Int] = []
         var offsets: [Int] = []

@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// A pusher endpoint in a private runtime directory whose consumer borrows and releases every frame
-/// and counts them: what the capture benchmarks feed a helper into.
+/// and counts them: what the capture benchmarks feed a helper into. `inspect` sees each borrowed frame
+/// on the link thread before it is released (the camera benchmark reads its time stamp there).
 final class CountingEndpoint: Sendable {
     let runtime: String
     let endpoint: PusherEndpoint
@@ -14,7 +15,7 @@ final class CountingEndpoint: Sendable {
     /// Frames received so far.
     var count: Int { counter.frames.load(ordering: .relaxed) }
 
-    init(group: String, fps: UInt32 = 30) throws {
+    init(group: String, fps: UInt32 = 30, inspect: (@Sendable (BorrowedFrame) -> Void)? = nil) throws {
         let runtime = "/tmp/lpb-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         mkdir(runtime, 0o700)
         let counter = Counter()
@@ -24,7 +25,10 @@ final class CountingEndpoint: Sendable {
         configuration.fps = fps
         let made = try PusherEndpoint(configuration: configuration) { event in
             if case .frame = event {
-                box.withLock { $0 }?.acquireLatestFrame()?.release()
+                if let frame = box.withLock({ $0 })?.acquireLatestFrame() {
+                    inspect?(frame)
+                    frame.release()
+                }
                 counter.frames.add(1, ordering: .relaxed)
             }
         }

@@ -59,10 +59,12 @@ enum PipeWireBenchmark {
         return (environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())") + "/" + (environment["PIPEWIRE_REMOTE"] ?? "pipewire-0")
     }
 
-    static func startProducer(_ path: String, name: String) throws -> Process {
+    /// Starts a test producer (pw-video-source with the screen's arguments unless others are given)
+    /// and waits until its node exists.
+    static func startProducer(_ path: String, name: String, arguments: [String]? = nil) throws -> Process {
         let producer = Process()
         producer.executableURL = URL(fileURLWithPath: path)
-        producer.arguments = ["--name", name, "--size", size, "--format", "BGRx", "--fps", "30", "--bars"]
+        producer.arguments = ["--name", name] + (arguments ?? ["--size", size, "--format", "BGRx", "--fps", "30", "--bars"])
         let output = Pipe()
         producer.standardOutput = output
         producer.standardInput = Pipe()  // kept open: the producer runs until terminated
@@ -72,7 +74,7 @@ enum PipeWireBenchmark {
         while !String(decoding: text, as: UTF8.self).contains("node ") {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty || Date() > deadline {
-                throw Failure(description: "pw-video-source did not start (is PipeWire running? run under tools/testenv)")
+                throw Failure(description: "\(path) did not start (is PipeWire running? run under tools/testenv)")
             }
             text.append(chunk)
         }
@@ -83,18 +85,41 @@ enum PipeWireBenchmark {
     static func measureHelper(target: String, seconds: Double) throws -> (fps: Double, copyMs: Double, cpu: Double) {
         let consumer = try CountingEndpoint(group: "pipewire")
         defer { consumer.stop() }
-        let runtime = consumer.runtime
+        let run = try runHelper(["--group", "pipewire", "--source", "pipewire", "--target", target, "--no-cursor",
+                                 "--stats"], into: consumer, seconds: seconds)
+        guard let copyMs = KeyValueFields.parse(run.stderr)["copy_ms_p50"] else {
+            throw Failure(description: "livepush-capture printed no stats: \(run.stderr)")
+        }
+        return (Double(run.frames) / run.elapsedSeconds, copyMs, run.cpuPct)
+    }
+
+    /// What one run of livepush-capture into a `CountingEndpoint` gave.
+    struct HelperRun {
+        /// Frames the endpoint received over the measured `elapsedSeconds`.
+        var frames: Int
+        var elapsedSeconds: Double
+        var stderr: String
+        /// The helper's CPU, averaged over its whole run (the measured seconds and 1 s of settling).
+        var cpuPct: Double
+    }
+
+    /// Runs livepush-capture with `arguments` into `consumer` (on the environment's PipeWire), lets it
+    /// connect and settle for 1 s (`settled` runs then), counts frames for `seconds`, stops it.
+    static func runHelper(_ arguments: [String], into consumer: CountingEndpoint, seconds: Double,
+                          settled: () -> Void = {}) throws -> HelperRun
+    {
         let helper = Process()
         helper.executableURL = BenchSupport.sibling("livepush-capture")
-        helper.arguments = ["--group", "pipewire", "--source", "pipewire", "--target", target, "--no-cursor", "--stats"]
+        helper.arguments = arguments
         helper.environment = ProcessInfo.processInfo.environment.merging(
-            ["XDG_RUNTIME_DIR": runtime, "PIPEWIRE_REMOTE": daemonSocket()]) { $1 }
+            ["XDG_RUNTIME_DIR": consumer.runtime, "PIPEWIRE_REMOTE": daemonSocket()]) { $1 }
         let errors = Pipe()
         helper.standardError = errors
         var before = rusage()
         getrusage(RUSAGE_CHILDREN.rawValue, &before)
         try helper.run()
         Thread.sleep(forTimeInterval: 1)  // connect and settle
+        settled()
         let startFrames = consumer.count
         let started = Date()
         Thread.sleep(forTimeInterval: seconds)
@@ -108,13 +133,8 @@ enum PipeWireBenchmark {
         if ProcessInfo.processInfo.environment["LIVEPUSH_BENCH_VERBOSE"] != nil {
             FileHandle.standardError.write(Data(("helper: " + stderr).utf8))
         }
-        let fields = KeyValueFields.parse(stderr)
-        guard let copyMs = fields["copy_ms_p50"] else {
-            throw Failure(description: "livepush-capture printed no stats: \(stderr)")
-        }
         let cpuSeconds = LinkBenchmark.cpuSeconds(after) - LinkBenchmark.cpuSeconds(before)
-        // The helper ran about `seconds` + 1 s of settling; its CPU is averaged over that.
-        return (Double(counted) / elapsed, copyMs, 100 * cpuSeconds / (seconds + 1))
+        return HelperRun(frames: counted, elapsedSeconds: elapsed, stderr: stderr, cpuPct: 100 * cpuSeconds / (seconds + 1))
     }
 
     /// CPU of `gst-launch-1.0 pipewiresrc target-object=NAME ! videoconvert ! fakesink` over `seconds`.

@@ -9,6 +9,7 @@ let usage = """
            livepush-bench soak --hostile PATH --painter PATH [--kills N] [--hangs N] [--garbage N] [--nginx-restarts N]
            livepush-bench audio [--seconds N] [--runs N] [--mic NAME]
            livepush-bench pipewire --producer PATH [--seconds N] [--runs N]
+           livepush-bench camera --producer PATH [--seconds N] [--runs N]
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST] [--extra LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench record-size --painter PATH [--size WxH] [--fps N] [--bitrate KBPS] [--seconds N] [--runs N]
@@ -59,6 +60,14 @@ let usage = """
     pipewiresrc ! videoconvert ! fakesink:
       capture pipewire 1920x1080 fps=<n> copy_ms_p50=<n> helper_cpu_pct=<n>
       gst pipewiresrc 1920x1080 cpu_pct=<n>
+
+    camera: a 1280x720 30 fps camera offering YUY2 and MJPEG (tools/testclients/pw-camera-source.c, its
+    send time stamped in its pixels; run it under tools/testenv), taken in each format by livepush-capture
+    --source camera (converted or decoded into BGRx in the ring) and by GStreamer's pipewiresrc !
+    [jpegdec !] videoconvert to BGRx (CPU with fakesink, latency through fdsink), alternated:
+      capture camera format=<yuy2|mjpeg> 720p30 cpu_pct=<n> latency_ms_p50=<n> fps=<n>
+      gst camera format=<yuy2|mjpeg> 720p30 cpu_pct=<n> latency_ms_p50=<n> fps=<n>
+      camera ratios format=<yuy2|mjpeg> cpu_vs_gst=<x.xx> latency_p50_vs_gst=<x.xx>
 
     portal: livepush-capture --source portal on the real desktop of tools/testenv run --wayland (the
     compositor's output, 1280x720), then GStreamer's pipewiresrc ! videoconvert ! fakesink on the node
@@ -123,6 +132,8 @@ case "audio":  // AudioBenchmark.swift
     AudioBenchmark.main(Array(arguments.dropFirst()))
 case "pipewire":
     PipeWireBenchmark.main(Array(arguments.dropFirst()))
+case "camera":  // CameraBenchmark.swift (issue 32)
+    CameraBenchmark.main(Array(arguments.dropFirst()))
 case "portal":  // portal capture on a real desktop (issue 21)
     PortalBenchmark.main(Array(arguments.dropFirst()))
 case "wake-floor-sender":

@@ -19,6 +19,8 @@ struct CaptureRequest {
     // PipeWire screen capture (--source pipewire|portal): see PipeWireRequest.swift.
     var source = CaptureSourceKind.x11
     var pipeWire = PipeWireRequest()
+    /// `--source camera`: CameraRequest (PipeWireRequest.swift).
+    var camera = CameraRequest()
 
     init(_ parsed: ParsedArguments) throws(ArgumentError) {
         try parsePipeWireOptions(parsed)
@@ -41,6 +43,7 @@ struct CaptureRequest {
                 throw .invalidValue(option: "fps", value: text, reason: "use a whole number from 1 to 240")
             }
             self.fps = fps
+            camera.mode.fps = Double(fps)
         }
         if let text = parsed.value("scale") {
             guard text == "crop" || X11ScaleMethod(rawValue: text) != nil else {

@@ -6,8 +6,10 @@ import PipeWireScreen
 import Glibc
 #endif
 
-/// The helper's loop for PipeWire sources (`--source pipewire`, `--source portal`): the producer
-/// sets the pace; each new picture is copied once into a free ring slot, at most at the pusher's rate.
+/// The helper's loop for PipeWire sources (`--source pipewire`, `--source portal`, and `--source camera`
+/// through `CameraSessionSource`): the producer sets the pace; each new picture is written once into a
+/// free ring slot, at most at the pusher's rate. What differs between a screen and a camera is the
+/// `PipeWireSessionSource`.
 enum PipeWireCaptureLoop {
     /// `--list --source pipewire`: the video nodes of the daemon.
     static func list() -> Terminal.ExitCode {
@@ -26,6 +28,7 @@ enum PipeWireCaptureLoop {
         signal(SIGINT, pipeWireRequestStop)
         signal(SIGTERM, pipeWireRequestStop)
         signal(SIGPIPE, SIG_IGN)
+        if request.source == .camera { return CameraCaptureLoop.run(request) }
 
         var options: PipeWireScreenOptions
         var portalSession: ScreenCastSession?
@@ -79,17 +82,23 @@ enum PipeWireCaptureLoop {
             sourceInfo = "{\"source\":\"pipewire\",\"node\":\(stream.node.id),\"window\":\(jsonString(stream.node.name))}"
         }
         CaptureLoop.note("capturing PipeWire node \(stream.node.id) '\(stream.node.name)': \(stream.format)")
+        let source = ScreenSessionSource(stream: stream, sourceInfo: sourceInfo, fromPortal: portalSession != nil,
+                                         monitorsAtStart: monitorsAtStart)
+        return runSessions(request, source: source)
+    }
+
+    /// Sessions one after the other until one finishes: a FINISH {RESTARTING} starts the next.
+    static func runSessions(_ request: CaptureRequest, source: PipeWireSessionSource) -> Terminal.ExitCode {
         var restarting = false
         while true {
-            switch runSession(request, stream: stream, sourceInfo: sourceInfo, restarting: restarting,
-                              fromPortal: portalSession != nil, monitorsAtStart: monitorsAtStart) {
+            switch runSession(request, source: source, restarting: restarting) {
             case .finished(let code): return code
             case .restart: restarting = true
             }
         }
     }
 
-    private enum SessionEnd {
+    enum SessionEnd {
         case finished(Terminal.ExitCode)
         case restart
     }
@@ -110,14 +119,14 @@ enum PipeWireCaptureLoop {
         }
     }
 
-    private static func runSession(_ request: CaptureRequest, stream: PipeWireScreenStream, sourceInfo: String,
-                                   restarting: Bool, fromPortal: Bool, monitorsAtStart: [String]?) -> SessionEnd
+    private static func runSession(_ request: CaptureRequest, source: PipeWireSessionSource, restarting: Bool)
+        -> SessionEnd
     {
-        let askedSize = stream.format
+        let askedSize = source.helloSize
         var configuration = HelperEndpointConfiguration(
             group: request.group, helperName: "livepush-capture", helperVersion: LivePushVersion.current,
             pixelFormats: PixelFormat.allCases, maxWidth: UInt32(askedSize.width), maxHeight: UInt32(askedSize.height))
-        configuration.capabilities = [.damage]
+        configuration.capabilities = source.capabilities
         configuration.connectRetryMs = request.connectTimeoutMs
         let endpoint: HelperEndpoint
         do {
@@ -127,35 +136,39 @@ enum PipeWireCaptureLoop {
         }
         let maxWidth = Int(endpoint.welcome.maxWidth), maxHeight = Int(endpoint.welcome.maxHeight)
         let accepted = Set(endpoint.welcome.pixelFormats)
-        if maxWidth < askedSize.width || maxHeight < askedSize.height {
-            // The pusher's limit: ask the producer to scale; frames it still sends larger are cropped.
-            stream.requestMaximumSize(width: maxWidth, height: maxHeight)
-            CaptureLoop.warn("the pusher takes at most \(maxWidth)x\(maxHeight); frames of \(askedSize.width)x"
-                + "\(askedSize.height) are cropped unless the producer scales them")
-        }
         var fps = request.fps ?? Int(endpoint.welcome.fps)
+        if case .finish(let reason, let text, let code) = source.sessionStarting(fps: fps) {
+            endpoint.finish(reason, text: text)
+            CaptureLoop.note(text)
+            return .finished(code)
+        }
+        if maxWidth < askedSize.width || maxHeight < askedSize.height {
+            source.pusherLimits(maxWidth: maxWidth, maxHeight: maxHeight)
+        }
         var lastLayout: (PixelFormat, Int, Int)?
         var formatChanges = 0  // frames sent with FORMAT_CHANGED (the first one included)
         defer {
-            stream.withdrawDestination()
+            source.stream.withdrawDestination()
             if request.reportsStats {
+                let stream = source.stream
                 CaptureLoop.note("stats frames=\(endpoint.framesPublished) dropped=\(stream.framesWithoutDestination) "
                     + "corrupted=\(stream.corruptedFramesDropped) unchanged_buffers=\(stream.unchangedBuffers) "
                     + "copy_ms_p50=\(stream.copyMs(percentile: 0.5)) copy_ms_p99=\(stream.copyMs(percentile: 0.99)) "
-                    + "buffer_type=\(stream.bufferType) transfer=copy "
+                    + "buffer_type=\(stream.bufferType) transfer=\(source.transfer) "
                     + "size=\(lastLayout.map { "\($0.1)x\($0.2)" } ?? "none") format_changes=\(formatChanges)")
             }
         }
         var lastSentNs: UInt64 = 0
-        // The slot on offer to the stream: PipeWire's thread copies each new picture into it.
+        // The slot on offer to the stream: PipeWire's thread writes each new picture into it.
         var offeredSlot: WritableSlot?
         do {
-            try endpoint.start(sourceInfo: sourceInfo)
+            try endpoint.start(sourceInfo: source.sourceInfo)
             while true {
                 if stopRequested.load(ordering: .relaxed) {
                     endpoint.finish(.user, text: "livepush-capture was interrupted")
                     return .finished(.success)
                 }
+                let stream = source.stream
                 if offeredSlot == nil, let slot = try endpoint.acquireSlot() {
                     offeredSlot = slot
                     stream.offerDestination(slot.bytes, maxWidth: maxWidth, maxHeight: maxHeight)
@@ -165,11 +178,7 @@ enum PipeWireCaptureLoop {
                     switch pusherRequest {
                     case .config(let config):
                         fps = request.fps ?? Int(min(240, max(1, config.fps)))
-                        // CONFIG's size is advice: ask the producer to scale down; never crop for it.
-                        let current = stream.format
-                        if Int(config.maxWidth) < current.width || Int(config.maxHeight) < current.height {
-                            stream.requestMaximumSize(width: Int(config.maxWidth), height: Int(config.maxHeight))
-                        }
+                        source.configure(maxWidth: Int(config.maxWidth), maxHeight: Int(config.maxHeight))
                     case .stop(_, let text):
                         endpoint.finish(.user, text: "stopped by the pusher")
                         CaptureLoop.note("the pusher asked to stop (\(text))")
@@ -179,35 +188,28 @@ enum PipeWireCaptureLoop {
                 switch event {
                 case .idle, .needsDestination:
                     continue  // a slot is asked for at the top of the loop
-                case .sourceClosed(let text) where fromPortal && WaylandCompositor.exited(withinMs: 500):
-                    // Not the user ending the share: the desktop itself is gone. Lost, not closed.
-                    let lost = text + ": the Wayland compositor exited (\(WaylandCompositor.socketPath!) accepts no "
-                        + "connection); the screen cast is lost"
-                    endpoint.finish(.sourceLost, text: lost)
-                    return .finished(CaptureLoop.fail(lost))
-                case .sourceClosed(let text) where fromPortal && monitorsAtStart != nil
-                    && DesktopMonitors.layout() != monitorsAtStart:
-                    // mutter ends its screen casts when the monitors change; the portal asked again follows.
-                    let before = monitorsAtStart!.joined(separator: ", ")
-                    let now = DesktopMonitors.layout()?.joined(separator: ", ") ?? "unknown"
-                    let lost = text + ": the desktop's monitors were reconfigured (\(before) -> \(now)), which ends the "
-                        + "compositor's screen cast; the screen cast is lost"
-                    endpoint.finish(.sourceLost, text: lost)
-                    return .finished(CaptureLoop.fail(lost))
-                case .sourceClosed(let text):
-                    endpoint.finish(.sourceClosed, text: text)
-                    CaptureLoop.note(text)
-                    return .finished(.success)
-                case .sourceLost(let text):
-                    endpoint.finish(.sourceLost, text: text)
-                    return .finished(CaptureLoop.fail(text))
+                case .sourceClosed, .sourceLost:
+                    stream.withdrawDestination()
+                    offeredSlot = nil  // still the helper's: offered again to the stream that follows
+                    switch try source.sourceEnded(event, endpoint: endpoint, fps: &fps, sessionSize: askedSize) {
+                    case .finish(let reason, let text, let code):
+                        endpoint.finish(reason, text: text)
+                        CaptureLoop.note(text)
+                        return .finished(code)
+                    case .restart(let text):
+                        endpoint.finish(.restarting, text: text)
+                        return .restart
+                    case .resumed:
+                        lastLayout = nil  // the first picture of the new stream carries FORMAT_CHANGED
+                        continue
+                    }
                 case .frameReady, .unchanged:
                     break
                 }
-                // At most the pusher's rate: meanwhile a newer picture may replace the one copied.
+                // At most the pusher's rate: meanwhile a newer picture may replace the one written.
                 let intervalNs = UInt64(1_000_000_000 / max(1, fps))
                 let earliestNs = lastSentNs + intervalNs - intervalNs / 10
-                if lastSentNs != 0 && MonotonicClock.nowNs() < earliestNs {
+                if lastSentNs != 0 && MonotonicClock.nowNs() < earliestNs && source.pacesTo(fps: fps) {
                     _ = MonotonicClock.sleep(untilNs: earliestNs) { stopRequested.load(ordering: .relaxed) }
                 }
                 guard let frame = stream.takeFrame(), let slot = offeredSlot else {
@@ -251,7 +253,7 @@ enum PipeWireCaptureLoop {
         }
     }
 
-    private static func jsonString(_ text: String) -> String {
+    static func jsonString(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

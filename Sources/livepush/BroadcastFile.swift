@@ -28,12 +28,13 @@ struct BroadcastSettings: Equatable {
     static let captureValueKeys: [(key: String, option: String)] = [
         ("display", "display"), ("monitor", "monitor"), ("region", "region"), ("window", "window"),
         ("windowName", "window-name"), ("source", "source"), ("node", "node"), ("target", "target"),
-        ("portalSource", "portal-source"),
+        ("portalSource", "portal-source"), ("camera", "camera"), ("size", "size"), ("cameraFormat", "camera-format"),
     ]
     /// Booleans of `capture`, and the helper flag each turns on: `cursor` and `restore` are true by
     /// default (false gives `--no-cursor`, `--no-restore`), `damage` false (true gives `--damage`).
     static let captureFlagKeys: [(key: String, option: String, flagWhen: Bool)] = [
         ("cursor", "no-cursor", false), ("damage", "damage", true), ("restore", "no-restore", false),
+        ("cameraPortal", "camera-portal", true),
     ]
 }
 

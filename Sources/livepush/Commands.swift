@@ -49,7 +49,7 @@ enum Commands {
                 + "the group named after the @ (see the guide, \"Run in the background\")."),
         ],
         seeAlso: ["livepush-capture(1)", "ffmpeg(1)", "systemctl(1)"],
-        valueCommands: ["mic": "livepush devices --names"])
+        valueCommands: ["mic": "livepush devices --names", "camera": "livepush devices --camera-names"])
 
     /// Prints what `--generate-docs FORMAT` asks for and exits; a bad format is a usage error.
     static func generateDocs(_ format: String) -> Never {

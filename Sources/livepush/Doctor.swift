@@ -1,6 +1,7 @@
 import AudioCapture
 import CommandLineSupport
 import Media
+import PipeWireCameras
 import ScreenCapture
 
 /// `livepush doctor`: checks what a broadcast needs on this machine and says what to fix.
@@ -17,7 +18,8 @@ enum Doctor {
         synopsis: ["livepush doctor [--display :N] [--config FILE] [--resolution R] [--fps N] [--preset P]"],
         description: """
             Checks the X display (and its MIT-SHM extension, needed for zero-copy capture),
-            the PipeWire daemon (for the microphone), the encoders in libavcodec, and the libraries
+            the PipeWire daemon (for the microphone), the cameras PipeWire has (optional: for --source
+            camera), the encoders in libavcodec, and the libraries
             loaded when a feature first needs them (libavformat for recordings, libsrt, OpenSSL for
             RTMPS, libmicrohttpd for the dashboard; a missing one is named, not a failure); then encodes
             two seconds of hard content (the whole picture moving) at the configured size and rate
@@ -34,6 +36,7 @@ enum Doctor {
         var failures = 0
         failures += checkX11(displayName: parsed.value("display"))
         failures += checkPipeWire()
+        checkCameras()
         failures += checkEncoders()
         failures += PresetTrial.check(parsed)
         if failures == 0 {
@@ -71,6 +74,32 @@ enum Doctor {
             return report(true, "PipeWire", "daemon \(info.name) \(info.version), library \(info.libraryVersion)")
         } catch {
             return report(false, "PipeWire", error.description)
+        }
+    }
+
+    /// The cameras (optional: a broadcast without one is fine), each with its largest mode in a format
+    /// livepush-capture takes.
+    private static func checkCameras() {
+        let cameras: [CameraInfo]
+        do {
+            cameras = try CameraDevices.list()
+        } catch {
+            print("--   Cameras: not listed (\(error))")
+            return
+        }
+        if cameras.isEmpty {
+            print("--   Cameras: none (optional; a webcam PipeWire sees is used with --source camera)")
+            return
+        }
+        for camera in cameras {
+            let name = camera.nodeDescription.isEmpty ? camera.name : camera.nodeDescription
+            guard let best = CameraModeChoice.choose(camera.offers, CameraModeRequest(width: 16384, height: 16384)) else {
+                let offered = NodeFormatQuery.names(camera.offers).joined(separator: ", ")
+                print("--   Camera \(name): offers no format livepush-capture takes (\(offered))")
+                continue
+            }
+            print("ok   Camera \(name): up to \(best.width)x\(best.height) (\(best.format.rawValue)); "
+                + "--source camera --camera \(camera.name)")
         }
     }
 

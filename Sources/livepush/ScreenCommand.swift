@@ -19,11 +19,19 @@ enum ScreenCommand {
         .flag("damage", help: "X11: skip grabs while nothing changed on screen (XDamage); the last frame is repeated."),
         .flag("desktop-audio", help: "Also send the desktop's sound (the default output's monitor), mixed with the mic."),
         // PipeWire screen capture: passed through to livepush-capture (docs/capture.md).
-        .value("source", valueName: "x11|pipewire|portal", help: "Where frames come from (default x11)."),
+        .value("source", valueName: "x11|pipewire|portal|camera",
+               help: "Where frames come from (default x11; camera: a webcam, docs/capture.md)."),
         .value("node", valueName: "ID", help: "With --source pipewire: the video node's id."),
         .value("target", valueName: "NAME", help: "With --source pipewire: the video node's node.name."),
         .value("portal-source", valueName: "monitor|window|any", help: "With --source portal: what may be shared."),
         .flag("no-restore", help: "With --source portal: ask again instead of reusing the last choice."),
+        // Camera capture (issue 32): passed through to livepush-capture (docs/capture.md, "A camera").
+        .value("camera", valueName: "NODE",
+               help: "With --source camera: the camera's node.name or id (livepush devices; default: the first)."),
+        .value("size", valueName: "WxH",
+               help: "With --source camera: the camera picture's size; its nearest mode is taken (default 1280x720)."),
+        .value("camera-format", valueName: "yuy2|mjpeg|nv12|i420", help: "With --source camera: only modes in this format."),
+        .flag("camera-portal", help: "With --source camera: ask the desktop's Camera portal for access."),
     ]
     static let audioOptions: [OptionSpec] = [
         .value("mic", valueName: "NAME", help: "Capture this PipeWire source (see 'livepush devices'; default: the default source)."),
@@ -78,7 +86,10 @@ enum ScreenCommand {
                 + "(a crash leaves a playable file), .mkv and .flv also work."
             examples = [Example("livepush screen talk.mp4", "Records the screen and the microphone to talk.mp4 until Ctrl-C."),
                         Example("livepush screen rtmp://live.example.com/app/KEY talk.mp4 --region 0,0,1280,720",
-                                "Pushes and records the top-left 1280x720 of the screen.")]
+                                "Pushes and records the top-left 1280x720 of the screen."),
+                        Example("livepush screen rtmp://live.example.com/app/KEY --source camera --size 1280x720",
+                                "Pushes the first webcam (livepush devices lists them; --camera NAME picks one) in its "
+                                + "mode nearest 1280x720.")]
         default:
             summary = "Record what a capture helper sends on a group."
             synopsis = "livepush record --group NAME OUTPUT [URL...] [options]"
@@ -147,6 +158,7 @@ enum ScreenCommand {
                 guard parsed.value("group") != nil else { throw ArgumentError.missingArgument("--group NAME") }
                 guard !files.isEmpty || fromFile.recordingPath != nil else { throw ArgumentError.missingArgument("OUTPUT") }
             }
+            try CameraOptions.check(parsed, file: fromFile)
             if let text = parsed.value("duration"), (Double(text) ?? -1) <= 0 {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
             }
@@ -189,6 +201,10 @@ enum ScreenCommand {
                                               helperArguments: helperOnGroup ? [] : helperArguments,
                                               audio: audio))
             Terminal.exit(.success)
+        }
+        if let problem = CameraOptions.cameraProblem(parsed, file: fromFile) {
+            Terminal.printError("livepush \(command): \(problem)")
+            Terminal.exit(.usage)
         }
         let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group, audio: audio,
                                        quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init),

@@ -89,7 +89,7 @@ import TestSupport
         #expect(version.standardOutput == "livepush-capture 0.1.0\n")
         let help = try ProcessRunner.run(capture, ["-h"])
         #expect(help.exitCode == 0)
-        #expect(help.standardOutput.hasPrefix("livepush-capture 0.1.0: the LivePush capture helper (X11, PipeWire, the ScreenCast portal).\n"))
+        #expect(help.standardOutput.hasPrefix("livepush-capture 0.1.0: the LivePush capture helper (X11, PipeWire, the ScreenCast portal, cameras).\n"))
     }
 
     @Test func captureHelperWithoutAGroupSaysWhatIsMissing() throws {

@@ -80,6 +80,27 @@ import TestSupport
         #expect(override["recordingPath"] as? String == "/tmp/other.mp4")
     }
 
+    /// A camera in the file: `capture`'s camera keys are the helper's options, and checked as the options are.
+    @Test func theCameraKeysOfTheFileAreTheCameraOptions() throws {
+        let path = try configFile("""
+            {"capture": {"source": "camera", "camera": "v4l2_input.usb-cam", "size": "1280x720", "cameraFormat": "mjpeg",
+                         "cameraPortal": true}}
+            """)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try ProcessRunner.run(livepush, ["screen", "--config", path, "--print-config"])
+        #expect(result.exitCode == 0, "\(result)")
+        let printed = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+        let capture = try #require(printed["capture"] as? [String: Any], "\(printed)")
+        #expect(capture["source"] as? String == "camera" && capture["camera"] as? String == "v4l2_input.usb-cam"
+            && capture["size"] as? String == "1280x720" && capture["cameraFormat"] as? String == "mjpeg"
+            && capture["cameraPortal"] as? Bool == true, "\(capture)")
+        let withoutSource = try configFile(#"{"capture": {"camera": "cam"}}"#)
+        defer { try? FileManager.default.removeItem(atPath: withoutSource) }
+        let refused = try ProcessRunner.run(livepush, ["screen", "--config", withoutSource, "--print-config"])
+        #expect(refused.exitCode == 2)
+        #expect(refused.standardError.contains("--camera needs --source camera"), "\(refused)")
+    }
+
     @Test(arguments: [
         (#"{"capture": {"regoin": "0,0,10,10"}}"#, "unknown key 'capture.regoin' in 'capture'; its keys are: display,"),
         (#"{"capture": {"cursor": "no"}}"#, "key 'capture.cursor': expected true or false"),

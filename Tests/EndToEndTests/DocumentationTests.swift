@@ -70,7 +70,8 @@ import TestSupport
     @Test func bashCompletesAnOptionsFixedChoicesAndFiles() throws {
         #expect(try bashComplete(["livepush", "screen", "--sou"]) == ["--source"])
         #expect(try bashComplete(["livepush", "screen", "--source", "p"]) == ["pipewire", "portal"])
-        #expect(try bashComplete(["livepush", "screen", "--source", "=", ""]) == ["x11", "pipewire", "portal"])
+        #expect(try bashComplete(["livepush", "screen", "--source", "=", ""]) == ["x11", "pipewire", "portal", "camera"])
+        #expect(try bashComplete(["livepush", "screen", "--camera-format", ""]) == ["yuy2", "mjpeg", "nv12", "i420"])
         #expect(try bashComplete(["livepush", "push", "--scale", ""]) == ["fit", "fill", "crop"])
         #expect(try bashComplete(["livepush-capture", "--portal-source", ""], program: "livepush-capture")
                     == ["monitor", "window", "any"])
@@ -90,13 +91,23 @@ import TestSupport
         #expect(try bashComplete(["livepush", "screen", "--mic", ""]).contains(microphone))
     }
 
+    @Test(.enabled(if: TestEnvironment.isEnabled(.pipewire))) func bashCompletesCameraNamesFromLivepushDevices() throws {
+        let camera = try PipeWireVideoSource(["--bars"], program: .camera)
+        defer { camera.stop() }
+        let names = try ProcessRunner.run(livepush, ["devices", "--camera-names"])
+        #expect(names.exitCode == 0)
+        #expect(names.standardOutput.split(separator: "\n").contains(Substring(camera.name)), "\(names)")
+        #expect(try bashComplete(["livepush", "screen", "--camera", ""]).contains(camera.name))
+        #expect(try bashComplete(["livepush-capture", "--camera", ""], program: "livepush-capture").contains(camera.name))
+    }
+
     // MARK: zsh
 
     @Test func zshCompletesCommandsOptionsAndChoices() throws {
         let commands = try commandsListed(inHelp: ProcessRunner.run(livepush, ["--help"]).standardOutput)
         #expect(Set(try zshComplete("livepush ")).isSuperset(of: commands))
         #expect(try zshComplete("livepush screen --sou") == ["--source"])
-        #expect(try zshComplete("livepush screen --source ") == ["pipewire", "portal", "x11"])
+        #expect(try zshComplete("livepush screen --source ") == ["camera", "pipewire", "portal", "x11"])
         #expect(try zshComplete("livepush push --scale ") == ["crop", "fill", "fit"])
         #expect(try zshComplete("livepush-capture --portal-source ") == ["any", "monitor", "window"])
         let doctorOptions = Set(optionNames(inHelp: try ProcessRunner.run(livepush, ["doctor", "--help"]).standardOutput)

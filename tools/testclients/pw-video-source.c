@@ -20,17 +20,12 @@
  *   cursor X Y      move the pointer                         -> "cursor X Y"
  *   quit            disconnect and exit 0
  * On start it prints "node ID" once the node exists and "format F WxH" after each negotiation.
+ * The loop, commands, node announcement and buffer header are tools/testclients/pw-test-client.h.
  * Output is line buffered so a test can wait for each line. */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "pw-test-client.h"
 
-#include <pipewire/pipewire.h>
-#include <spa/buffer/meta.h>
+#include <errno.h>
 #include <spa/param/video/format-utils.h>
 #include <spa/param/video/type-info.h>
 #include <spa/debug/types.h>
@@ -40,11 +35,8 @@
 #define MAX_BUFFERS 16
 
 struct state {
-    struct pw_main_loop *loop;
-    struct pw_stream *stream;
+    struct test_client client;  /* loop, stream, timer, stdin: pw-test-client.h */
     struct spa_hook listener;
-    struct spa_source *timer;
-    struct spa_source *input;
     uint32_t spa_format;
     uint32_t width, height, fps;
     uint32_t color;            /* 0xRRGGBB */
@@ -56,9 +48,7 @@ struct state {
     uint64_t skipped;          /* timer ticks with no free buffer */
     struct pw_buffer *buffers[MAX_BUFFERS];
     uint64_t filled_generation[MAX_BUFFERS];
-    int negotiated, announced_node;
-    char line[256];
-    size_t line_length;
+    int negotiated;
 };
 
 static void rgb_to_yuv(uint32_t rgb, uint8_t *y, uint8_t *u, uint8_t *v) {
@@ -69,7 +59,6 @@ static void rgb_to_yuv(uint32_t rgb, uint8_t *y, uint8_t *u, uint8_t *v) {
     *v = (uint8_t)(128.5 + 0.4392 * r - 0.3989 * g - 0.0403 * b);
 }
 
-static const uint32_t bar_colors[8] = {0xffffff, 0xffff00, 0x00ffff, 0x00ff00, 0xff00ff, 0xff0000, 0x0000ff, 0x000000};
 
 static uint32_t color_at(struct state *s, uint32_t x, uint32_t corrupt) {
     if (corrupt) return 0xff00ff;
@@ -142,17 +131,14 @@ static void on_timeout(void *data, uint64_t expirations) {
     struct state *s = data;
     (void)expirations;
     if (!s->negotiated) return;
-    struct pw_buffer *b = pw_stream_dequeue_buffer(s->stream);
-    if (b == NULL) {  /* the consumer holds every buffer: skip this frame, and say so on exit */
-        s->skipped++;
-        return;
-    }
+    struct pw_buffer *b = test_client_dequeue(&s->client, &s->skipped);
+    if (b == NULL) return;
     struct spa_buffer *buf = b->buffer;
     int index = buffer_index(s, b);
     uint32_t corrupt = s->corrupt_left > 0;
     int changed = 0;
     if (corrupt || s->moving || s->filled_generation[index] != s->generation) {
-        if (fill(s, buf, corrupt) < 0) { pw_stream_queue_buffer(s->stream, b); return; }
+        if (fill(s, buf, corrupt) < 0) { pw_stream_queue_buffer(s->client.stream, b); return; }
         s->filled_generation[index] = corrupt || s->moving ? 0 : s->generation;
         changed = 1;
     }
@@ -168,15 +154,7 @@ static void on_timeout(void *data, uint64_t expirations) {
     buf->datas[0].chunk->flags = corrupt ? SPA_CHUNK_FLAG_CORRUPTED : SPA_CHUNK_FLAG_NONE;
     if (corrupt) s->corrupt_left--;
 
-    struct spa_meta_header *header = spa_buffer_find_meta_data(buf, SPA_META_Header, sizeof(*header));
-    if (header) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        header->pts = SPA_TIMESPEC_TO_NSEC(&now);
-        header->flags = 0;
-        header->seq = s->frame;
-        header->dts_offset = 0;
-    }
+    test_client_stamp(buf, s->frame);
     struct spa_meta *damage = spa_buffer_find_meta(buf, SPA_META_VideoDamage);
     if (damage && s->damage) {
         struct spa_meta_region *r = spa_meta_first(damage);
@@ -208,7 +186,7 @@ static void on_timeout(void *data, uint64_t expirations) {
         }
     }
     s->frame++;
-    pw_stream_queue_buffer(s->stream, b);
+    pw_stream_queue_buffer(s->client.stream, b);
 }
 
 static const uint32_t formats_by_name[][2] = {
@@ -258,7 +236,7 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
         SPA_PARAM_META_size, SPA_POD_CHOICE_RANGE_Int(CURSOR_META_BYTES(CURSOR_SIDE, CURSOR_SIDE),
                                                       CURSOR_META_BYTES(1, 1),
                                                       CURSOR_META_BYTES(256, 256)));
-    pw_stream_update_params(s->stream, params, 4);
+    pw_stream_update_params(s->client.stream, params, 4);
     memset(s->buffers, 0, sizeof(s->buffers));
     s->cursor_shape_sent = 0;
     s->generation++;
@@ -270,18 +248,7 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
     struct state *s = data;
     (void)old;
-    if (!s->announced_node && pw_stream_get_node_id(s->stream) != SPA_ID_INVALID) {
-        printf("node %u\n", pw_stream_get_node_id(s->stream));
-        s->announced_node = 1;
-    }
-    if (state == PW_STREAM_STATE_ERROR) {
-        fprintf(stderr, "pw-video-source: stream error: %s\n", error ? error : "?");
-        pw_main_loop_quit(s->loop);
-    }
-    if (state == PW_STREAM_STATE_STREAMING) {
-        struct timespec interval = {0, 1000000000L / s->fps}, start = {0, 1};
-        pw_loop_update_timer(pw_main_loop_get_loop(s->loop), s->timer, &start, &interval, false);
-    }
+    test_client_state_changed(&s->client, "pw-video-source", state, error, 1000000000ULL / s->fps);
 }
 
 static void on_add_buffer(void *data, struct pw_buffer *b) {
@@ -304,20 +271,11 @@ static const struct pw_stream_events stream_events = {
     .remove_buffer = on_remove_buffer,
 };
 
-static int parse_color(const char *text, uint32_t *out) {
-    char *end;
-    unsigned long value = strtoul(text, &end, 16);
-    if (*end != '\0' || strlen(text) != 6) return -1;
-    *out = (uint32_t)value;
-    return 0;
-}
-
-static void handle_command(struct state *s, char *line) {
+static void handle_command(void *data, char *line) {
+    struct state *s = data;
     char word[32];
     if (sscanf(line, "%31s", word) != 1) return;
-    if (strcmp(word, "quit") == 0) {
-        pw_main_loop_quit(s->loop);
-    } else if (strcmp(word, "color") == 0) {
+    if (strcmp(word, "color") == 0) {
         char hex[16];
         if (sscanf(line, "%*s %15s", hex) == 1 && parse_color(hex, &s->color) == 0) {
             s->bars = 0;
@@ -333,7 +291,7 @@ static void handle_command(struct state *s, char *line) {
             struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
             const struct spa_pod *params[1] = {build_format(s, &b)};
             s->negotiated = 0;
-            pw_stream_update_params(s->stream, params, 1);
+            pw_stream_update_params(s->client.stream, params, 1);
         }
     } else if (strcmp(word, "corrupt") == 0) {
         unsigned n;
@@ -349,33 +307,6 @@ static void handle_command(struct state *s, char *line) {
             printf("cursor %d %d\n", x, y);
         }
     }
-}
-
-static void on_input(void *data, int fd, uint32_t mask) {
-    struct state *s = data;
-    (void)mask;
-    char chunk[256];
-    ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n <= 0) {  /* stdin closed: keep producing until a signal (tests may not keep stdin open) */
-        pw_loop_destroy_source(pw_main_loop_get_loop(s->loop), s->input);
-        s->input = NULL;
-        return;
-    }
-    for (ssize_t i = 0; i < n; i++) {
-        if (chunk[i] == '\n' || s->line_length == sizeof(s->line) - 1) {
-            s->line[s->line_length] = '\0';
-            handle_command(s, s->line);
-            s->line_length = 0;
-        } else {
-            s->line[s->line_length++] = chunk[i];
-        }
-    }
-}
-
-static void on_signal(void *data, int signal_number) {
-    struct state *s = data;
-    (void)signal_number;
-    pw_main_loop_quit(s->loop);
 }
 
 static void usage(void) {
@@ -423,31 +354,22 @@ int main(int argc, char *argv[]) {
         else usage();
     }
     if (name == NULL) usage();
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    pw_init(&argc, &argv);
-    s.loop = pw_main_loop_new(NULL);
-    struct pw_loop *loop = pw_main_loop_get_loop(s.loop);
-    pw_loop_add_signal(loop, SIGINT, on_signal, &s);
-    pw_loop_add_signal(loop, SIGTERM, on_signal, &s);
-    s.timer = pw_loop_add_timer(loop, on_timeout, &s);
-    s.input = pw_loop_add_io(loop, STDIN_FILENO, SPA_IO_IN, false, on_input, &s);
-    s.stream = pw_stream_new_simple(loop, name,
+    test_client_init(&s.client, &argc, &argv, on_timeout, &s, handle_command);
+    s.client.stream = pw_stream_new_simple(pw_main_loop_get_loop(s.client.loop), name,
         pw_properties_new(PW_KEY_MEDIA_CLASS, "Video/Source", PW_KEY_NODE_NAME, name,
                           PW_KEY_NODE_DESCRIPTION, "LivePush test video source", NULL),
         &stream_events, &s);
     uint8_t buffer[1024];
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
     const struct spa_pod *params[1] = {build_format(&s, &b)};
-    if (pw_stream_connect(s.stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
+    if (pw_stream_connect(s.client.stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
                           PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_MAP_BUFFERS, params, 1) < 0) {
         fprintf(stderr, "pw-video-source: cannot connect the stream (is PipeWire running?)\n");
         return 1;
     }
-    pw_main_loop_run(s.loop);
+    pw_main_loop_run(s.client.loop);
     fprintf(stderr, "pw-video-source: %llu frames sent, %llu ticks skipped (no free buffer)\n",
             (unsigned long long)s.frame, (unsigned long long)s.skipped);
-    pw_stream_destroy(s.stream);
-    pw_main_loop_destroy(s.loop);
-    pw_deinit();
+    test_client_destroy(&s.client);
     return 0;
 }

@@ -1,4 +1,5 @@
 import CPipeWire
+import PipeWireCameras
 import PipeWireCore
 
 #if canImport(Glibc)
@@ -7,9 +8,11 @@ import Glibc
 
 private let cursorMetaMaxSide: UInt32 = 256
 
-/// Everything the PipeWire thread and the caller share. Fields are touched only under the
-/// thread loop's lock (the callbacks run with it held).
-final class ScreenStreamState {
+/// Everything the PipeWire thread and the caller share, for one video stream on one node: a screen
+/// (`PipeWireScreenStream`: the six Capture Link formats, copied with the cursor) or a camera
+/// (`PipeWireCameraStream`: one chosen mode, converted into BGRx; `VideoStreamState+Camera.swift`).
+/// Fields are touched only under the thread loop's lock (the callbacks run with it held).
+final class VideoStreamState {
     /// The shared PipeWire connection (loop, context, core, registry): `PipeWireCore`.
     private var connection: PipeWireConnection!
     private var threadLoop: OpaquePointer? { connection?.threadLoop }
@@ -18,16 +21,18 @@ final class ScreenStreamState {
     private var stream: OpaquePointer?
     private var streamListener = spa_hook()
     private var streamEvents = pw_stream_events()
-    private var retainedSelf: Unmanaged<ScreenStreamState>?
+    private var retainedSelf: Unmanaged<VideoStreamState>?
     private var closed = false
     /// Room for the EnumFormat pod: pods point into it until PipeWire has copied them.
-    private let formatOffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1024)
+    let formatOffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1024)
     /// Room for the Buffers and Meta pods of `paramChanged`.
     private let bufferParams = UnsafeMutablePointer<UInt8>.allocate(capacity: 4 * 256)
 
     // Discovery
     var videoNodes: [PipeWireVideoNode] = []
     var allNodes: [UInt32: PipeWireVideoNode] = [:]
+    /// Every Video/Source node with the properties that tell a camera apart.
+    var sourceNodes: [UInt32: VideoSourceNode] = [:]
     var daemonError: String?
     var targetNode: PipeWireVideoNode?
     var targetRemoved = false
@@ -53,6 +58,13 @@ final class ScreenStreamState {
     var lastDataType: UInt32 = 0
     var unchangedBuffers = 0
     var cursor = CursorState()
+    // Camera streams only (VideoStreamState+Camera.swift)
+    /// The mode asked of the camera; nil for a screen stream.
+    var cameraMode: CameraMode?
+    /// The mode the camera negotiated (its format, size and colours), which `format` is converted from.
+    var cameraNegotiated: CameraMode?
+    /// The libjpeg-turbo decoder of MJPEG cameras, made at the first frame; used on PipeWire's thread.
+    var jpegDecoder: JPEGFrameDecoder?
 
     init(options: PipeWireScreenOptions) throws(PipeWireScreenError) {
         self.options = options
@@ -70,14 +82,14 @@ final class ScreenStreamState {
         try open(remote: remote, timeoutMs: timeoutMs)
     }
 
-    func withLock<T>(_ body: () -> T) -> T { connection.withLock(body) }
+    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { try connection.withLock(body) }
 
     /// Wakes a caller waiting in `wait`; called on PipeWire's thread.
     func wake() { connection.signal() }
 
     /// Waits under the lock until `done` holds or `timeoutMs` passes; returns whether `done` held.
     @discardableResult
-    private func waitLocked(timeoutMs: Int, until done: () -> Bool) -> Bool {
+    func waitLocked(timeoutMs: Int, until done: () -> Bool) -> Bool {
         connection.waitLocked(timeoutMs: timeoutMs, until: done)
     }
 
@@ -135,6 +147,13 @@ final class ScreenStreamState {
     private func connectStream() throws(PipeWireScreenError) {
         pw_thread_loop_lock(threadLoop)
         defer { pw_thread_loop_unlock(threadLoop) }
+        let node = try screenNode()
+        try connectLocked(node: node, role: "Screen", streamName: "livepush-screen",
+                          params: buildFormatOffer(maxWidth: options.maxWidth, maxHeight: options.maxHeight))
+    }
+
+    /// The node `options.target` names; under the lock.
+    private func screenNode() throws(PipeWireScreenError) -> PipeWireVideoNode {
         let node: PipeWireVideoNode
         switch options.target {
         case .node(let id):
@@ -150,14 +169,21 @@ final class ScreenStreamState {
         if !node.mediaClass.isEmpty && !node.mediaClass.contains("Video") {
             throw .notAVideoNode(options.target, mediaClass: node.mediaClass)
         }
-        targetNode = node
+        return node
+    }
 
+    /// Connects a stream to `node` offering `params` (EnumFormat pods) and waits for the format; under
+    /// the lock.
+    func connectLocked(node: PipeWireVideoNode, role: String, streamName: String,
+                       params offer: [UnsafePointer<spa_pod>?]) throws(PipeWireScreenError)
+    {
+        targetNode = node
         let properties = CPipeWire_pw_properties_new_empty()
         pw_properties_set(properties, PW_KEY_MEDIA_TYPE, "Video")
         pw_properties_set(properties, PW_KEY_MEDIA_CATEGORY, "Capture")
-        pw_properties_set(properties, PW_KEY_MEDIA_ROLE, "Screen")
+        pw_properties_set(properties, PW_KEY_MEDIA_ROLE, role)
         pw_properties_set(properties, PW_KEY_NODE_NAME, "livepush-capture")
-        guard let stream = pw_stream_new(core, "livepush-screen", properties) else {
+        guard let stream = pw_stream_new(core, streamName, properties) else {
             throw .cannotCreate("stream")
         }
         self.stream = stream
@@ -167,8 +193,8 @@ final class ScreenStreamState {
         streamEvents.process = screenStreamProcess
         pw_stream_add_listener(stream, &streamListener, &streamEvents, retainedSelf!.toOpaque())
 
-        var params = buildFormatOffer(maxWidth: options.maxWidth, maxHeight: options.maxHeight)
-        guard !params.isEmpty else { throw .cannotCreate("format offer") }
+        var params = offer
+        guard !params.isEmpty, !params.contains(where: { $0 == nil }) else { throw .cannotCreate("format offer") }
         let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
             | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
         let result = pw_stream_connect(stream, SPA_DIRECTION_INPUT, node.id, flags, &params, UInt32(params.count))
@@ -178,7 +204,7 @@ final class ScreenStreamState {
             format != nil || unsupportedFormat != nil || streamError != nil || daemonError != nil || targetRemoved
         }
         if format != nil { return }
-        if targetRemoved { throw .streamFailed("PipeWire \(options.target) went away while connecting") }
+        if targetRemoved { throw .streamFailed("PipeWire node \(node.id) '\(node.name)' went away while connecting") }
         if let daemonError { throw .daemonError(daemonError) }
         let detail = unsupportedFormat.map { "it chose \($0)" } ?? streamError
             ?? (negotiated ? "no format" : "no common format after \(options.timeoutMs) ms")
@@ -215,8 +241,12 @@ final class ScreenStreamState {
 
     /// Binds the node and asks for its EnumFormat params, to name them in an error.
     private func offeredFormats(nodeID: UInt32) -> [String] {
-        let query = NodeFormatQuery()
-        return query.run(registry: registry, core: core, threadLoop: threadLoop, nodeID: nodeID, timeoutMs: 1000)
+        NodeFormatQuery.names(nodeOffers(nodeID: nodeID, timeoutMs: 1000))
+    }
+
+    /// The node's EnumFormat params (a camera's modes); the caller must not hold the lock.
+    func nodeOffers(nodeID: UInt32, timeoutMs: Int) -> [VideoFormatOffer] {
+        NodeFormatQuery().run(registry: registry, core: core, threadLoop: threadLoop, nodeID: nodeID, timeoutMs: timeoutMs)
     }
 
     // MARK: Callbacks (PipeWire's thread, lock held)
@@ -227,16 +257,18 @@ final class ScreenStreamState {
     }
 
     func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
-        guard type == String(cString: CPipeWire_PW_TYPE_INTERFACE_Node()) else { return }
-        func value(_ key: String) -> String { props.flatMap { spa_dict_lookup($0, key) }.map { String(cString: $0) } ?? "" }
-        let node = PipeWireVideoNode(id: id, name: value(PW_KEY_NODE_NAME), mediaClass: value(PW_KEY_MEDIA_CLASS),
-                                     nodeDescription: value(PW_KEY_NODE_DESCRIPTION))
+        guard let source = VideoSourceNode(id: id, type: type, props: props) else { return }
+        sourceNodes[id] = source
+        wake()  // a camera granted after connecting (findCamera through the Camera portal)
+        let node = PipeWireVideoNode(id: id, name: source.name, mediaClass: source.mediaClass,
+                                     nodeDescription: source.nodeDescription)
         allNodes[id] = node
         if node.mediaClass.contains("Video") { videoNodes.append(node) }
     }
 
     func globalRemoved(id: UInt32) {
         allNodes[id] = nil
+        sourceNodes[id] = nil
         videoNodes.removeAll { $0.id == id }
         if let targetNode, targetNode.id == id {
             targetRemoved = true
@@ -256,6 +288,10 @@ final class ScreenStreamState {
 
     func paramChanged(id: UInt32, param: UnsafePointer<spa_pod>?) {
         guard id == SPA_PARAM_Format.rawValue, let param else { return }
+        if let cameraMode {
+            cameraFormatChanged(param, asked: cameraMode)
+            return
+        }
         var info = spa_video_info_raw()
         guard CPipeWire_video_parse_format(param, &info) == 0 else { return }
         guard let pixelFormat = formatTable.first(where: { $0.1 == info.format })?.0 else {
@@ -267,18 +303,24 @@ final class ScreenStreamState {
         if newFormat != format { missedChange = true }
         format = newFormat
         producerSendsDamage = false
+        requestBuffers(damageAndCursor: true)
+        wake()
+    }
 
-        // Buffers we can map, and the metadata we use: header, damage, cursor (if drawn).
-        // The consumer's Meta sizes are ranges: a fixed size must match the producer's exactly.
+    /// Buffers we can map, and the metadata we use: header, and for a screen damage and the cursor (if
+    /// drawn). The consumer's Meta sizes are ranges: a fixed size must match the producer's exactly.
+    func requestBuffers(damageAndCursor: Bool) {
         let regionBytes = UInt32(MemoryLayout<spa_meta_region>.size)
         var params: [UnsafePointer<spa_pod>?] = [
             CPipeWire_video_build_buffers(bufferParams, 256),
             CPipeWire_video_build_meta(bufferParams + 256, 256, SPA_META_Header.rawValue,
                                        UInt32(MemoryLayout<spa_meta_header>.size)),
-            CPipeWire_video_build_meta_range(bufferParams + 512, 256, SPA_META_VideoDamage.rawValue,
-                                             regionBytes * 16, regionBytes, regionBytes * 16),
         ]
-        if options.drawCursor {
+        if damageAndCursor {
+            params.append(CPipeWire_video_build_meta_range(bufferParams + 512, 256, SPA_META_VideoDamage.rawValue,
+                                                           regionBytes * 16, regionBytes, regionBytes * 16))
+        }
+        if damageAndCursor && options.drawCursor {
             params.append(CPipeWire_video_build_meta_range(
                 bufferParams + 768, 256, SPA_META_Cursor.rawValue, CPipeWire_video_cursor_meta_size(64, 64),
                 CPipeWire_video_cursor_meta_size(1, 1),
@@ -286,7 +328,6 @@ final class ScreenStreamState {
         }
         var list = params.filter { $0 != nil }
         _ = pw_stream_update_params(stream, &list, UInt32(list.count))
-        wake()
     }
 
     func process() {
@@ -323,11 +364,17 @@ final class ScreenStreamState {
         }
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
-        let ptsNs = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-        let frame = ScreenFrameCopier.copy(spaBuffer, format: format, into: destination, maxWidth: maxWidth,
-                                           maxHeight: maxHeight, ptsNs: ptsNs, cursor: options.drawCursor ? cursor : nil)
+        let startNs = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        let frame: CopiedScreenFrame?
+        if let cameraNegotiated {
+            frame = writeCameraPicture(spaBuffer, mode: cameraNegotiated, into: destination, maxWidth: maxWidth,
+                                       maxHeight: maxHeight, nowNs: startNs)
+        } else {
+            frame = ScreenFrameCopier.copy(spaBuffer, format: format, into: destination, maxWidth: maxWidth,
+                                           maxHeight: maxHeight, ptsNs: startNs, cursor: options.drawCursor ? cursor : nil)
+        }
         clock_gettime(CLOCK_MONOTONIC, &now)
-        copyDurationsNs[copies % copyDurationsNs.count] = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) - ptsNs
+        copyDurationsNs[copies % copyDurationsNs.count] = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) - startNs
         copies += 1
         if let frame {
             debugLog("copied \(frame.width)x\(frame.height) cursor=\(frame.cursorDrawn)")
@@ -429,6 +476,7 @@ final class ScreenStreamState {
         connection.close()
         formatOffer.deallocate()
         bufferParams.deallocate()
+        jpegDecoder = nil
         retainedSelf?.release()
         retainedSelf = nil
     }
@@ -436,8 +484,8 @@ final class ScreenStreamState {
 
 // MARK: C callbacks: file-scope functions that reach the state through Unmanaged.
 
-private func screenState(_ data: UnsafeMutableRawPointer?) -> ScreenStreamState {
-    Unmanaged<ScreenStreamState>.fromOpaque(data!).takeUnretainedValue()
+private func screenState(_ data: UnsafeMutableRawPointer?) -> VideoStreamState {
+    Unmanaged<VideoStreamState>.fromOpaque(data!).takeUnretainedValue()
 }
 
 private func screenStreamStateChanged(
