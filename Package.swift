@@ -37,6 +37,10 @@ let package = Package(
         .systemLibrary(
             name: "CXCBRender", pkgConfig: "xcb-render",
             providers: [.apt(["libxcb-render0-dev"])]),
+        // MIT-SCREEN-SAVER (issue 35: livepush-capture pauses while the X screen saver or a locker is on).
+        .systemLibrary(
+            name: "CXCBScreenSaver", pkgConfig: "xcb-screensaver",
+            providers: [.apt(["libxcb-screensaver0-dev"])]),
         .systemLibrary(
             name: "CPipeWire", pkgConfig: "libpipewire-0.3",
             providers: [.apt(["libpipewire-0.3-dev"])]),
@@ -92,7 +96,7 @@ let package = Package(
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV", "CLazyLibraries"]),
         // SRT caller connections and their statistics (issue 13).
         .target(name: "SRT", dependencies: ["CSRT", "CLazyLibraries"]),
-        .target(name: "ScreenCapture", dependencies: ["CXCB", "CXCBRender", "CYUV", "CLinuxShim"]),
+        .target(name: "ScreenCapture", dependencies: ["CXCB", "CXCBRender", "CXCBScreenSaver", "CYUV", "CLinuxShim"]),
         // One PipeWire connection (loop, context, core, registry, errors) for every user (issue 17).
         .target(name: "PipeWireCore", dependencies: ["CPipeWire"]),
         .target(name: "AudioCapture", dependencies: ["CPipeWire", "PipeWireCore"]),

@@ -40,9 +40,10 @@ enum CaptureLoop {
             warn("the X server has no DAMAGE extension; --damage is ignored and every frame is grabbed")
         }
         let desktopAudio = request.desktopAudio ? DesktopAudio.start() : nil  // DesktopAudio.swift
+        let lockGuard = ScreenLockGuard(policy: request.onLock, display: display)  // ScreenLockGuard.swift
         // A new session when frames outgrow the ring (the screen got larger): FINISH {RESTARTING}, reconnect.
         while true {
-            switch runSession(request, source: source, desktopAudio: desktopAudio) {
+            switch runSession(request, source: source, desktopAudio: desktopAudio, lockGuard: lockGuard) {
             case .finished(let code): return code
             case .restart: continue
             }
@@ -54,8 +55,8 @@ enum CaptureLoop {
         case restart
     }
 
-    private static func runSession(_ request: CaptureRequest, source: X11CaptureSource, desktopAudio: DesktopAudio?)
-        -> SessionEnd
+    private static func runSession(_ request: CaptureRequest, source: X11CaptureSource, desktopAudio: DesktopAudio?,
+                                   lockGuard: ScreenLockGuard?) -> SessionEnd
     {
         let display = source.display
         var configuration = HelperEndpointConfiguration(
@@ -95,6 +96,7 @@ enum CaptureLoop {
             try endpoint.start(sourceInfo: source.sourceInfo)
             desktopAudio?.sessionStarted(endpoint)
             defer { desktopAudio?.sessionEnded() }
+            lockGuard?.sessionStarted()
             var deadlineNs = MonotonicClock.nowNs()
             while true {
                 let intervalNs = UInt64(1_000_000_000 / max(1, fps))
@@ -121,6 +123,15 @@ enum CaptureLoop {
                         endpoint.finish(.user, text: "stopped by the pusher")
                         note("the pusher asked to stop (\(text))")
                         return .finished(.success)
+                    }
+                }
+                // While the screen is locked (--on-lock): no frames, perhaps no sound; a full frame after.
+                if let lockGuard {
+                    let paused = try lockGuard.check(endpoint)
+                    desktopAudio?.withheld = lockGuard.withholdsSound
+                    if paused {
+                        sentFrame = false
+                        continue
                     }
                 }
                 try source.update()

@@ -21,6 +21,8 @@ struct CaptureRequest {
     var pipeWire = PipeWireRequest()
     /// `--source camera`: CameraRequest (PipeWireRequest.swift).
     var camera = CameraRequest()
+    /// `--on-lock`: what to do while the screen is locked (ScreenLockGuard.swift).
+    var onLock = LockPolicy.pause
 
     init(_ parsed: ParsedArguments) throws(ArgumentError) {
         try parsePipeWireOptions(parsed)
@@ -56,6 +58,12 @@ struct CaptureRequest {
                 throw .invalidValue(option: "connect-timeout-ms", value: text, reason: "use a whole number of ms")
             }
             connectTimeoutMs = ms
+        }
+        if let text = parsed.value("on-lock") {
+            guard let policy = LockPolicy(rawValue: text) else {
+                throw .invalidValue(option: "on-lock", value: text, reason: "use pause, mute or ignore")
+            }
+            onLock = policy
         }
         if parsed.has("list") { return }
         guard let group = parsed.value("group") else { throw .missingArgument("--group NAME") }

@@ -74,9 +74,12 @@ final class DesktopAudio {
         queue.setAccepting(false)
     }
 
-    /// Sends every queued chunk as AUDIO.
+    /// `--on-lock mute` while the screen is locked: captured sound is dropped, not sent.
+    var withheld = false
+
+    /// Sends every queued chunk as AUDIO (or drops it while `withheld`).
     func forward(to endpoint: HelperEndpoint) throws(HelperLinkError) {
-        for chunk in queue.drain() {
+        for chunk in queue.drain() where !withheld {
             let pcm = chunk.samples.withUnsafeBytes { Array($0) }  // F32 in memory is F32LE on our targets
             try endpoint.sendAudio(Audio(format: .f32le, rateHz: UInt32(chunk.sampleRate),
                                          channels: UInt16(chunk.channels), ptsNs: chunk.ptsNs, pcm: pcm))

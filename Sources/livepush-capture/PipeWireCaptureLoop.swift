@@ -84,14 +84,18 @@ enum PipeWireCaptureLoop {
         CaptureLoop.note("capturing PipeWire node \(stream.node.id) '\(stream.node.name)': \(stream.format)")
         let source = ScreenSessionSource(stream: stream, sourceInfo: sourceInfo, fromPortal: portalSession != nil,
                                          monitorsAtStart: monitorsAtStart)
-        return runSessions(request, source: source)
+        let lockGuard = ScreenLockGuard(policy: request.onLock, display: nil)
+        return runSessions(request, source: source, lockGuard: lockGuard)
     }
 
     /// Sessions one after the other until one finishes: a FINISH {RESTARTING} starts the next.
-    static func runSessions(_ request: CaptureRequest, source: PipeWireSessionSource) -> Terminal.ExitCode {
+    /// `lockGuard`: screens only (a camera does not show the lock screen).
+    static func runSessions(_ request: CaptureRequest, source: PipeWireSessionSource,
+                            lockGuard: ScreenLockGuard? = nil) -> Terminal.ExitCode
+    {
         var restarting = false
         while true {
-            switch runSession(request, source: source, restarting: restarting) {
+            switch runSession(request, source: source, lockGuard: lockGuard, restarting: restarting) {
             case .finished(let code): return code
             case .restart: restarting = true
             }
@@ -119,8 +123,8 @@ enum PipeWireCaptureLoop {
         }
     }
 
-    private static func runSession(_ request: CaptureRequest, source: PipeWireSessionSource, restarting: Bool)
-        -> SessionEnd
+    private static func runSession(_ request: CaptureRequest, source: PipeWireSessionSource,
+                                   lockGuard: ScreenLockGuard?, restarting: Bool) -> SessionEnd
     {
         let askedSize = source.helloSize
         var configuration = HelperEndpointConfiguration(
@@ -163,6 +167,7 @@ enum PipeWireCaptureLoop {
         var offeredSlot: WritableSlot?
         do {
             try endpoint.start(sourceInfo: source.sourceInfo)
+            lockGuard?.sessionStarted()
             while true {
                 if stopRequested.load(ordering: .relaxed) {
                     endpoint.finish(.user, text: "livepush-capture was interrupted")
@@ -183,6 +188,17 @@ enum PipeWireCaptureLoop {
                         endpoint.finish(.user, text: "stopped by the pusher")
                         CaptureLoop.note("the pusher asked to stop (\(text))")
                         return .finished(.success)
+                    }
+                }
+                // While the screen is locked (--on-lock), what the stream writes is dropped.
+                if try lockGuard?.check(endpoint) == true {
+                    if stream.takeFrame() != nil, let slot = offeredSlot {
+                        stream.offerDestination(slot.bytes, maxWidth: maxWidth, maxHeight: maxHeight)
+                    }
+                    _ = stream.takeUnchanged()
+                    switch event {
+                    case .sourceClosed, .sourceLost: break  // handled below, locked or not
+                    default: continue
                     }
                 }
                 switch event {

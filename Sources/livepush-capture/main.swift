@@ -22,6 +22,10 @@ let options: [OptionSpec] = [
     .value("connect-timeout-ms", valueName: "N", help: "How long to wait for the pusher (default 10000)."),
     .flag("stats", help: "On exit, print frames sent and dropped and grab times to stderr."),
     .flag("desktop-audio", help: "Also send what plays on the default audio sink (PipeWire), as AUDIO."),
+    .value("on-lock", valueName: "pause|mute|ignore",
+           help: "While the screen is locked (X screen saver on, or the desktop's ScreenSaver ActiveChanged on the "
+               + "session bus): pause (default: PAUSE, the pusher shows its pause picture, never the lock screen), "
+               + "mute (pause, and the desktop's sound withheld too) or ignore (send the lock screen)."),
     .flag("list", help: "List the monitors and top-level windows, then exit."),
     // PipeWire screen capture (Wayland desktops, any PipeWire video node) and cameras: PipeWireRequest.swift.
 ] + pipeWireOptions + [

@@ -29,6 +29,7 @@ struct BroadcastSettings: Equatable {
         ("display", "display"), ("monitor", "monitor"), ("region", "region"), ("window", "window"),
         ("windowName", "window-name"), ("source", "source"), ("node", "node"), ("target", "target"),
         ("portalSource", "portal-source"), ("camera", "camera"), ("size", "size"), ("cameraFormat", "camera-format"),
+        ("onLock", "on-lock"),
     ]
     /// Booleans of `capture`, and the helper flag each turns on: `cursor` and `restore` are true by
     /// default (false gives `--no-cursor`, `--no-restore`), `damage` false (true gives `--damage`).

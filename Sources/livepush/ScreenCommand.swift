@@ -32,6 +32,10 @@ enum ScreenCommand {
                help: "With --source camera: the camera picture's size; its nearest mode is taken (default 1280x720)."),
         .value("camera-format", valueName: "yuy2|mjpeg|nv12|i420", help: "With --source camera: only modes in this format."),
         .flag("camera-portal", help: "With --source camera: ask the desktop's Camera portal for access."),
+        // Issue 35: private on lock, passed through to livepush-capture (docs/guide.md, "When the screen locks").
+        .value("on-lock", valueName: "pause|mute|ignore",
+               help: "While the screen is locked: pause (default: viewers see the pause picture, never the lock "
+                   + "screen), mute (pause, and the desktop's sound withheld too) or ignore (send the lock screen)."),
     ]
     static let audioOptions: [OptionSpec] = [
         .value("mic", valueName: "NAME", help: "Capture this PipeWire source (see 'livepush devices'; default: the default source)."),
@@ -159,6 +163,12 @@ enum ScreenCommand {
                 guard !files.isEmpty || fromFile.recordingPath != nil else { throw ArgumentError.missingArgument("OUTPUT") }
             }
             try CameraOptions.check(parsed, file: fromFile)
+            if let text = parsed.value("on-lock") ?? fromFile.captureValues["on-lock"],
+               !["pause", "mute", "ignore"].contains(text) {
+                let near = Suggestion.nearest(to: text, in: ["pause", "mute", "ignore"])
+                throw ArgumentError.invalidValue(option: "on-lock", value: text, reason: "use pause, mute or ignore"
+                    + (near.map { " (did you mean \($0)?)" } ?? ""))
+            }
             if let text = parsed.value("duration"), (Double(text) ?? -1) <= 0 {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
             }

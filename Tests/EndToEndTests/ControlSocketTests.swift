@@ -87,15 +87,15 @@ extension SharedScreen {
             try #require(levels.count >= 40, "\(levels.count) tenths of a second of audio")
             let loud = levels[10..<40].sorted()[15]
             #expect(loud > -40, "the tone before mute: \(loud) dBFS")
-            let silentRun = longestRun(levels) { $0 < loud - 50 }
+            let silentRun = ReceivedStream.longestRun(levels) { $0 < loud - 50 }
             #expect(silentRun.count >= 20, "at least 2 s of silence after 'mute mic': \(levels.map { Int($0) })")
             let quietStart = silentRun.end + 5
             let quiet = levels[quietStart..<min(levels.count, quietStart + 20)].sorted()[10]
             #expect(abs((loud - quiet) - 12) < 3, "'volume mic 25' lowers the tone 12 dB: \(loud) -> \(quiet) dBFS")
 
             // Pause: the pause picture (red) replaced the green screen, then the screen came back.
-            let frames = try ReceivedStream.tinyFrames(main).map(colour)
-            let redRun = longestRun(frames) { $0 == "red" }
+            let frames = try ReceivedStream.tinyFrames(main).map(ReceivedStream.redOrGreen)
+            let redRun = ReceivedStream.longestRun(frames) { $0 == "red" }
             #expect(redRun.count >= 60, "about 3 s of the pause picture: \(redRun.count) frames")
             #expect(frames[..<redRun.start].filter { $0 == "green" }.count > 300, "the screen before the pause")
             #expect(frames[redRun.end...].filter { $0 == "green" }.count > 150, "the screen after resume")
@@ -249,8 +249,8 @@ extension SharedScreen {
             let firstLoud = try #require(levels.firstIndex { $0 > -30 }, "no music arrived: \(levels.map { Int($0) })")
             try #require(levels.count >= firstLoud + 22, "\(levels.count) tenths of audio, music from \(firstLoud)")
             let fullLevel = levels[firstLoud + 2..<firstLoud + 22].sorted()[10]
-            let full = longestRun(levels) { abs($0 - fullLevel) < 1.5 }
-            let half = longestRun(levels) { abs($0 - (fullLevel - 6.02)) < 1.5 }
+            let full = ReceivedStream.longestRun(levels) { abs($0 - fullLevel) < 1.5 }
+            let half = ReceivedStream.longestRun(levels) { abs($0 - (fullLevel - 6.02)) < 1.5 }
             #expect(fullLevel > -12, "the music at 100 %: \(fullLevel) dBFS")
             #expect(full.count >= 30, "about 4 s of music at \(fullLevel) dBFS: \(levels.map { Int($0) })")
             #expect(half.count >= 30 && half.start > full.start, "then about 4 s 6 dB lower: \(levels.map { Int($0) })")
@@ -266,27 +266,6 @@ extension SharedScreen {
 
         private func socketPath(_ name: String) throws -> String {
             try TestEnvironment.value("XDG_RUNTIME_DIR", of: .pipewire) + "/livepush/\(name).control"
-        }
-
-        private func colour(_ tiny: [UInt8]) -> String {
-            let (r, g, b) = (Int(tiny[15]), Int(tiny[16]), Int(tiny[17]))  // pixel (1,1)
-            if r > 180 && g < 80 && b < 80 { return "red" }
-            if g > 180 && r < 80 && b < 80 { return "green" }
-            return "other"
-        }
-
-        private func longestRun<T>(_ values: [T], where matches: (T) -> Bool) -> (start: Int, end: Int, count: Int) {
-            var best = (start: 0, end: 0, count: 0), start = 0, count = 0
-            for (index, value) in values.enumerated() {
-                if matches(value) {
-                    if count == 0 { start = index }
-                    count += 1
-                    if count > best.count { best = (start, index + 1, count) }
-                } else {
-                    count = 0
-                }
-            }
-            return best
         }
     }
 }

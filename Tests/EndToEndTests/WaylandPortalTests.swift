@@ -144,4 +144,44 @@ struct WaylandPortalTests {
             .map { lines[$0 + 1] }
         #expect(modes == ["variant uint32 4", "variant uint32 1"], "SelectSources' cursor_mode: \(modes)")
     }
+
+    /// Issue 35 item 1 on Wayland: mutter alone has no lock screen (GNOME Shell's screen shield owns
+    /// org.gnome.ScreenSaver), so the desktop's signal is sent on its session bus as GNOME Shell sends it
+    /// (`gdbus emit ... org.gnome.ScreenSaver.ActiveChanged true`, then false); the recording decoded: the
+    /// scene, then the pause picture (red) while locked, then the scene again.
+    @Test func aLockSignalOnTheSessionBusShowsThePausePictureUntilTheUnlock() throws {
+        let directory = try desktopUserDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let red = directory + "/red.png", path = directory + "/locked.mkv"
+        let made = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                                                    "color=c=red:s=640x360", "-frames:v", "1", red])
+        try #require(made.exitCode == 0, "\(made)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: red)
+        let asUser = try TestEnvironment.value("LIVEPUSH_TEST_WAYLAND_AS_USER", of: .wayland)
+        let run = try ProcessRunner.start(asUser, ["env", "XDG_STATE_HOME=\(directory)/state", livepush, "screen",
+                                                   "--source", "portal", "--no-restore", "--resolution", "640x360",
+                                                   "--fps", "30", "--pause-image", red, "--duration", "14", path])
+        func emit(_ active: String) throws {
+            let result = try ProcessRunner.run(asUser, ["gdbus", "emit", "--session", "--object-path",
+                                                        "/org/gnome/ScreenSaver", "--signal",
+                                                        "org.gnome.ScreenSaver.ActiveChanged", active])
+            #expect(result.exitCode == 0, "gdbus emit: \(result)")
+        }
+        #expect(run.waitForError("capturing PipeWire node", timeoutSeconds: 30), "\(run.errorSoFar)")
+        Thread.sleep(forTimeInterval: 3)  // phase 1: the scene
+        try emit("true")
+        #expect(run.waitForError("the screen is locked", timeoutSeconds: 5), "\(run.errorSoFar)")
+        Thread.sleep(forTimeInterval: 3)  // phase 2: locked
+        try emit("false")
+        #expect(run.waitForError("the screen is unlocked", timeoutSeconds: 5), "\(run.errorSoFar)")
+        let result = run.finish(timedOut: !waitUntil(timeoutSeconds: 40) { !run.isRunning })
+        #expect(result.exitCode == 0, "\(result)")
+        let frames = try ReceivedStream.tinyFrames(path).map(ReceivedStream.redOrGreen)
+        let redRun = ReceivedStream.longestRun(frames) { $0 == "red" }
+        #expect(redRun.count >= 60, "about 3 s of the pause picture while locked: \(redRun) of \(frames.count)")
+        #expect(redRun.start >= 30 && redRun.end + 30 < frames.count, "the scene before and after: \(redRun)")
+        // The scene's bars before the lock and after the unlock; nothing red between the scene's pictures.
+        #expect(try checkScene(path, frame: redRun.start - 10) != nil)
+        #expect(try checkScene(path, frame: frames.count - 5) != nil)
+    }
 }

@@ -94,4 +94,28 @@ public enum ReceivedStream {
         let bytes = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: raw))) ?? Data())
         return stride(from: 0, to: bytes.count - 47, by: 48).map { Array(bytes[$0..<$0 + 48]) }
     }
+
+    /// "red", "green" or "other": a tiny frame's pixel (1,1), for tests whose pause picture is red and
+    /// screen green.
+    public static func redOrGreen(_ tiny: [UInt8]) -> String {
+        let (r, g, b) = (Int(tiny[15]), Int(tiny[16]), Int(tiny[17]))
+        if r > 180 && g < 80 && b < 80 { return "red" }
+        if g > 180 && r < 80 && b < 80 { return "green" }
+        return "other"
+    }
+
+    /// The longest run of values that match: where it starts, where it ends (exclusive), its length.
+    public static func longestRun<T>(_ values: [T], where matches: (T) -> Bool) -> (start: Int, end: Int, count: Int) {
+        var best = (start: 0, end: 0, count: 0), start = 0, count = 0
+        for (index, value) in values.enumerated() {
+            if matches(value) {
+                if count == 0 { start = index }
+                count += 1
+                if count > best.count { best = (start, index + 1, count) }
+            } else {
+                count = 0
+            }
+        }
+        return best
+    }
 }

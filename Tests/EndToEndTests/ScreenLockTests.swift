@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension SharedScreen {
+    /// Issue 35 item 1, private on lock: the X screen saver turned on and off with `xset s activate` /
+    /// `xset s reset` on the test Xvfb (the signal a locker gives), and what nginx received decoded: the
+    /// pause picture (red) while it is on, never what the screen shows then, the screen (green) before and
+    /// after. `--on-lock ignore` sends the screen as it is.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
+                    "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
+    struct ScreenLockTests {
+        let livepush = BuiltProducts.path("livepush")
+
+        /// A red 320x240 PNG, the pause picture: easy to tell from the green screen and the blanked one.
+        private func redPicture() throws -> String {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("red") + ".png").path
+            let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                                                          "color=c=red:s=320x240", "-frames:v", "1", path])
+            #expect(result.exitCode == 0, "\(result)")
+            return path
+        }
+
+        private func xset(_ words: [String]) throws {
+            let result = try ProcessRunner.run("xset", ["-display", try TestEnvironment.display()] + words)
+            #expect(result.exitCode == 0, "xset \(words): \(result)")
+        }
+
+        /// Pushes the green screen to nginx, turns the X screen saver on for 3 s, then off; returns the
+        /// colour of every picture nginx received and the run's stderr.
+        private func pushThroughALock(onLock: String) throws -> (frames: [String], standardError: String) {
+            let key = UniqueName.make("lock-\(onLock)")
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "solid", "00ff00"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            try xset(["s", "reset"])
+            defer { _ = try? ProcessRunner.run("xset", ["-display", (try? TestEnvironment.display()) ?? ":0", "s", "reset"]) }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--pause-image", try redPicture(),
+                "--on-lock", onLock, "--no-mic", "--quiet", "--duration", "60",
+            ])
+            #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
+            Thread.sleep(forTimeInterval: 3)  // phase 1: the screen
+            try xset(["s", "activate"])
+            if onLock != "ignore" {
+                #expect(try waitUntil(timeoutSeconds: 5) { broadcast.command.errorSoFar.contains("the screen is locked") },
+                        "the helper never saw the lock: \(broadcast.command.errorSoFar)")
+            }
+            Thread.sleep(forTimeInterval: 3)  // phase 2: locked
+            try xset(["s", "reset"])
+            if onLock != "ignore" {
+                #expect(try waitUntil(timeoutSeconds: 5) { broadcast.command.errorSoFar.contains("the screen is unlocked") },
+                        "the helper never saw the unlock: \(broadcast.command.errorSoFar)")
+            }
+            Thread.sleep(forTimeInterval: 3)  // phase 3: the screen again
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            let received = try TestEnvironment.closedRecording(key: key)
+            let frames = try ReceivedStream.tinyFrames(received).map(ReceivedStream.redOrGreen)
+            return (frames, result.standardError)
+        }
+
+        @Test(.timeLimit(.minutes(5)))
+        func aLockedScreenShowsThePausePictureAtNginxAndTheScreenAfterTheUnlock() throws {
+            let (frames, standardError) = try pushThroughALock(onLock: "pause")
+            let red = ReceivedStream.longestRun(frames) { $0 == "red" }
+            #expect(red.count >= 60, "about 3 s of the pause picture while locked: \(red.count) frames; \(summary(frames))")
+            #expect(frames[..<red.start].filter { $0 == "green" }.count >= 60, "the screen before the lock: \(summary(frames))")
+            #expect(frames[red.end...].filter { $0 == "green" }.count >= 60, "the screen after the unlock: \(summary(frames))")
+            // From the first picture of the screen on, nothing but the screen and the pause picture.
+            let firstGreen = try #require(frames.firstIndex(of: "green"), "\(summary(frames))")
+            #expect(firstGreen < 5 && frames[firstGreen...].allSatisfy { $0 != "other" },
+                    "only green and red: \(summary(frames))")
+            #expect(standardError.contains("the capture helper paused: the screen is locked"), "\(standardError)")
+            #expect(standardError.contains("the capture helper resumed"), "\(standardError)")
+        }
+
+        @Test(.timeLimit(.minutes(5)))
+        func onLockIgnoreSendsTheScreenWhileLocked() throws {
+            // Xvfb's screen saver draws nothing over the screen: what a locker would draw goes out as it is.
+            let (frames, standardError) = try pushThroughALock(onLock: "ignore")
+            #expect(!frames.contains("red"), "no pause picture with --on-lock ignore: \(summary(frames))")
+            #expect(ReceivedStream.longestRun(frames) { $0 == "green" }.count >= 240, "the screen throughout: \(summary(frames))")
+            #expect(!standardError.contains("the screen is locked"), "\(standardError)")
+        }
+
+        /// "green x90, red x95, green x91": the runs of colours in order.
+        private func summary(_ frames: [String]) -> String {
+            var runs: [(String, Int)] = []
+            for frame in frames {
+                if let last = runs.last, last.0 == frame { runs[runs.count - 1].1 += 1 } else { runs.append((frame, 1)) }
+            }
+            return runs.map { "\($0.0) x\($0.1)" }.joined(separator: ", ")
+        }
+
+    }
+}
