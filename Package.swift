@@ -113,7 +113,8 @@ let package = Package(
                                                  "AudioProcessing", "CommandLineSupport", "PreviewWindow", "SafeText"]),
 
         // Steering and watching a broadcast: control socket, JSON events (issue 14).
-        .target(name: "Control", dependencies: ["LivePush", "Media", "CaptureLink", "CLinuxShim", "RTMP"]),
+        .target(name: "Control", dependencies: ["LivePush", "Media", "CaptureLink", "CLinuxShim", "RTMP",
+                                               "CommandLineSupport"]),
         // libmicrohttpd (Debian's libmicrohttpd-dev): shims for its variadic start and its macros; the library
         // itself comes through CLazyLibraries.
         .target(name: "CMicroHTTPD", dependencies: ["CLazyLibraries"]),

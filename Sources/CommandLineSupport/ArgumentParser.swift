@@ -50,6 +50,8 @@ public enum ArgumentError: Error, Equatable, CustomStringConvertible {
     case invalidValue(option: String, value: String, reason: String)
     case unexpectedArgument(String)
     case missingArgument(String)
+    /// An argument (not an option's value) that cannot be used, such as a mistyped push URL.
+    case invalidArgument(value: String, reason: String)
 
     public var description: String {
         switch self {
@@ -66,6 +68,8 @@ public enum ArgumentError: Error, Equatable, CustomStringConvertible {
             return "unexpected argument '\(argument)'"
         case .missingArgument(let name):
             return "missing argument <\(name)>"
+        case .invalidArgument(let value, let reason):
+            return "invalid argument '\(value)': \(reason)"
         }
     }
 }

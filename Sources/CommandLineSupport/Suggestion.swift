@@ -9,18 +9,24 @@ public enum Suggestion {
         return best.1 <= max(1, name.count / 3) ? best.0 : nil
     }
 
-    /// Levenshtein distance: the insertions, deletions and substitutions that turn `a` into `b`.
+    /// The insertions, deletions, substitutions and swaps of two neighbours (`rmtp` for `rtmp`: one) that
+    /// turn `a` into `b` (optimal string alignment distance).
     public static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
+        var beforePrevious = [Int](repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         for i in 1...a.count {
             var current = [i] + Array(repeating: 0, count: b.count)
             for j in 1...b.count {
                 let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], beforePrevious[j - 2] + 1)
+                }
             }
+            beforePrevious = previous
             previous = current
         }
         return previous[b.count]

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import Foundation
 import LivePush
 
@@ -322,7 +323,9 @@ public enum ControlError: Error, Equatable, CustomStringConvertible, Sendable {
         switch self {
         case .unknownCommand(let verb, let known):
             return verb.isEmpty ? "no command given; use one of: \(known.joined(separator: ", "))"
-                : "unknown command '\(verb)'; use one of: \(known.joined(separator: ", "))"
+                : "unknown command '\(verb)'; "
+                    + (Suggestion.nearest(to: verb, in: known).map { "did you mean '\($0)'? " } ?? "")
+                    + "use one of: \(known.joined(separator: ", "))"
         case .missingValue(let command, let expected): return "'\(command)' needs \(expected)"
         case .invalidValue(let command, let value, let reason):
             return "'\(command)': invalid value '\(Redaction.redact(value))': \(reason)"

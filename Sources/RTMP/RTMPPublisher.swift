@@ -164,7 +164,16 @@ public final class RTMPPublisher {
         }
         var s0s1: [UInt8] = []
         try exchange("C0+C1") { () throws(TransportError) in try socket.write(c0c1, step: "C0+C1") }
-        try exchange("S0+S1") { () throws(TransportError) in s0s1 = try socket.read(1 + 1536, step: "S0+S1") }
+        // S0 alone first: a server that is not RTMP (a web server's "HTTP/1.1 400", a TLS alert) answers
+        // less than S0+S1 and closes; its first byte says what it is.
+        var s0: [UInt8] = []
+        try exchange("S0+S1") { () throws(TransportError) in s0 = try socket.read(1, step: "S0+S1") }
+        if let other = Self.notRTMP(s0[0]) {
+            throw RTMPError(step: .handshake, detail: "the server at \(url.host):\(url.port) answered \(other), not RTMP: "
+                + "check the host and port (RTMP's is 1935)" + (other == "TLS" ? ", or use rtmps://" : ""),
+                kind: .handshakeFailed)
+        }
+        try exchange("S0+S1") { () throws(TransportError) in s0s1 = try s0 + socket.read(1536, step: "S0+S1") }
         guard s0s1[0] == 0x03 else {
             throw RTMPError(step: .handshake, detail: "the server speaks RTMP version \(s0s1[0]), not 3",
                             kind: .handshakeFailed)
@@ -176,6 +185,16 @@ public final class RTMPPublisher {
         let chunkSize = BigEndian.bytes(UInt32(writer.chunkSize))
         try send(RTMPMessage(type: .setChunkSize, streamID: 0, timestamp: 0, payload: chunkSize), on: 2,
                  step: .netConnection)
+    }
+
+    /// What a server whose first byte is `byte` speaks, when it is plainly not RTMP: "HTTP" ('H' of
+    /// "HTTP/1.1"), "TLS" (a record: alert 0x15, handshake 0x16).
+    static func notRTMP(_ byte: UInt8) -> String? {
+        switch byte {
+        case UInt8(ascii: "H"): "HTTP"
+        case 0x15, 0x16: "TLS"
+        default: nil
+        }
     }
 
     // MARK: Commands (handshaked -> applicationConnected -> streamCreated -> publishing)

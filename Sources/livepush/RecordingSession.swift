@@ -228,7 +228,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             return .failure
         }
         let (failedURLs, totals) = lock.withLock { (failedPushURLs, pushTotals) }
-        for total in totals {
+        // A push that failed before it carried anything was said once, by its error.
+        for total in totals where !(failedURLs.contains(total.url) && total.publishedMs == 0 && total.bytesSent == 0) {
             // How long it published and what it sent, as the recording's line says it.
             let carried = "\(Self.clock(total.publishedMs)) (\(Self.size(total.bytesSent)))"
             say(failedURLs.contains(total.url) ? "Push to \(total.url) failed after publishing \(carried)"
@@ -301,6 +302,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     }
 
     func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {
+        // "gave up on URL: why" follows the error that already said it: a failed push is printed once.
+        if status == .disconnected && message.hasPrefix("gave up on ") { return }
         if !quiet || status != .connectSuccess { note(message) }
     }
 

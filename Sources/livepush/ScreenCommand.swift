@@ -137,14 +137,19 @@ enum ScreenCommand {
             config = try ConfigOptions.config(from: parsed, file: loaded?.encoding)
             watch = try WatchOptions.parse(parsed)
             let files = parsed.positionals.filter { !isURL($0) }
+            // A mistyped URL ("rtmp:/host/app/KEY", "rtmp:KEY") may hold a key: only its scheme is shown.
+            if let word = files.first(where: { StartChecks.misspelledURL($0) != nil }) {
+                throw ArgumentError.invalidArgument(value: String(word.prefix { $0 != ":" }) + ":...",
+                                                    reason: StartChecks.misspelledURL(word)!)
+            }
             if command == "push", let file = files.first {
-                // A mistyped URL ("rtmp:/host/app/KEY", "rtmp:KEY") or a key on its own may be secret: show
-                // only a URL's scheme, and a file name only when it looks like one (a path or an extension).
+                // A key on its own may be secret: a file name is shown only when it looks like one.
+                let isRecording = ["mp4", "mkv", "flv"].contains((file as NSString).pathExtension.lowercased())
                 let looksLikeFile = file.hasPrefix("/") || file.hasPrefix(".") || file.contains(".")
                 let shown = file.contains(":") ? String(file.prefix { $0 != ":" }) + ":..."
                     : looksLikeFile ? file : "**** (not shown: it may be a stream key)"
-                throw ArgumentError.invalidValue(option: "URL", value: shown,
-                                                 reason: "push takes rtmp://, rtmps:// or srt:// URLs; record to a file with --record FILE")
+                throw ArgumentError.invalidArgument(value: shown, reason: "push takes rtmp://, rtmps:// or srt:// URLs"
+                    + (isRecording ? "; to record to a file as well, give it with --record FILE" : ""))
             }
             if files.count > 1 { throw ArgumentError.unexpectedArgument(files[1]) }
             // The command line wins over the file: its URLs (with --url-file's and $LIVEPUSH_URL's)
@@ -214,6 +219,16 @@ enum ScreenCommand {
         }
         if let problem = CameraOptions.cameraProblem(parsed, file: fromFile) {
             Terminal.printError("livepush \(command): \(problem)")
+            Terminal.exit(.usage)
+        }
+        do {
+            // Where it goes, what the run reads and writes (files, the mic), before anything starts
+            // (after --print-config, which shows a configuration as it is).
+            for url in pushURLs { try StartChecks.pushURL(url) }
+            if let output { try StartChecks.recordingPath(output, option: command == "push" ? "record" : nil) }
+            try StartChecks.inputs(config: config, audio: audio, helper: parsed.value("helper"))
+        } catch {
+            Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
         let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group, audio: audio,
