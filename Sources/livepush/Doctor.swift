@@ -18,13 +18,15 @@ enum Doctor {
         synopsis: ["livepush doctor [--display :N] [--config FILE] [--resolution R] [--fps N] [--preset P]"],
         description: """
             Checks the X display (and its MIT-SHM extension, needed for zero-copy capture),
-            the PipeWire daemon (for the microphone), the cameras PipeWire has (optional: for --source
-            camera), the encoders in libavcodec, and the libraries
+            the PipeWire daemon and that it has a microphone (an audio source; none is a warning: the
+            stream would carry silence), the cameras PipeWire has (optional: for --source camera), the encoders in libavcodec, and the libraries
             loaded when a feature first needs them (libavformat for recordings, libsrt, OpenSSL for
             RTMPS, libmicrohttpd for the dashboard; a missing one is named, not a failure); then encodes
             two seconds of hard content (the whole picture moving) at the configured size and rate
             with the configured x264 preset, and with the next ones, to say which preset this
-            machine can keep up. Exits with 1 when a check fails.
+            machine can keep up. The last line begins with the worst finding's word: ok (all checks
+            passed), WARN (something to look at; nothing failed) or FAIL. Exits with 1 when a check fails
+            (a warning alone exits with 0).
             """,
         sections: [OptionSection("Options", options)],
         examples: [Example("livepush doctor", "Says what a broadcast needs that this machine lacks, and how to fix it.")])
@@ -33,18 +35,47 @@ enum Doctor {
 
     static func main(_ arguments: [String]) -> Never {
         let parsed = ArgumentParser.parseOptionsOnly(arguments, options: options, command: "livepush doctor", usage: usage)
-        var failures = 0
+        var failures = 0, warnings = 0
         failures += checkX11(displayName: parsed.value("display"))
-        failures += checkPipeWire()
+        let pipeWire = checkPipeWire()
+        failures += pipeWire
+        if pipeWire == 0 { warnings += checkMicrophone() }
         checkCameras()
         failures += checkEncoders()
-        failures += PresetTrial.check(parsed)
-        if failures == 0 {
-            print("All checks passed.")
-            Terminal.exit(.success)
+        switch PresetTrial.check(parsed) {
+        case .ok: break
+        case .warning: warnings += 1
+        case .failure: failures += 1
         }
-        print("\(failures) check\(failures == 1 ? "" : "s") failed.")
-        Terminal.exit(.failure)
+        // The last line says the worst finding first, in the column's own words.
+        let warned = warnings == 0 ? "" : "\(warnings) warning\(warnings == 1 ? "" : "s")"
+        if failures > 0 {
+            print("FAIL \(failures) check\(failures == 1 ? "" : "s") failed" + (warned.isEmpty ? "." : ", \(warned)."))
+            Terminal.exit(.failure)
+        }
+        print(warnings > 0 ? "WARN \(warned); no check failed." : "ok   All checks passed.")
+        Terminal.exit(.success)
+    }
+
+    /// A broadcast takes its sound from a microphone: PipeWire's audio sources (not sink monitors).
+    /// None is a warning (the stream would carry silence); returns the warnings.
+    private static func checkMicrophone() -> Int {
+        let sources: [AudioSourceInfo]
+        do {
+            sources = try AudioDevices.listSources().filter { !$0.isMonitor }
+        } catch {
+            print("WARN Microphone: not listed (\(error))")
+            return 1
+        }
+        guard let chosen = sources.first(where: \.isDefault) ?? sources.first else {
+            print("WARN Microphone: none: PipeWire offers no audio source, so a broadcast would carry silence; plug in "
+                + "or enable a microphone (wpctl status shows what WirePlumber sees), or broadcast with --no-mic")
+            return 1
+        }
+        let others = sources.count - 1
+        print("ok   Microphone: \(chosen.name) (\(chosen.description))\(chosen.isDefault ? ", the default" : "")"
+            + (others > 0 ? "; \(others) more (livepush devices)" : ""))
+        return 0
     }
 
     private static func report(_ ok: Bool, _ subject: String, _ detail: String) -> Int {

@@ -22,23 +22,26 @@ enum PresetTrial {
     static let trialSeconds = 2.0
 
     /// Prints the trial's lines; 1 when the configuration is wrong or libx264 cannot be opened.
-    static func check(_ parsed: ParsedArguments) -> Int {
+    /// What a doctor check found.
+    enum Finding { case ok, warning, failure }
+
+    static func check(_ parsed: ParsedArguments) -> Finding {
         let config: LivePushConfig
         do {
             let file = try parsed.value("config").map(BroadcastFile.load)?.encoding
             config = try ConfigOptions.config(from: parsed, file: file)
         } catch {
             print("FAIL x264 preset trial: \(error)")
-            return 1
+            return .failure
         }
-        guard CodecLibrary.hasEncoder(named: H264EncoderName.libx264.rawValue) else { return 0 }
+        guard CodecLibrary.hasEncoder(named: H264EncoderName.libx264.rawValue) else { return .ok }
         let size = "\(config.videoWidth)x\(config.videoHeight) \(config.fps) fps"
         let content: BenchContent
         do {
             content = try BenchContent(.scroll, width: config.videoWidth, height: config.videoHeight)
         } catch {
             print("FAIL x264 preset trial at \(size): \(error)")
-            return 1
+            return .failure
         }
         let presets = X264Preset.allCases
         var index = presets.firstIndex(of: config.preset) ?? 2
@@ -63,26 +66,26 @@ enum PresetTrial {
         }
         guard let first = share(presets[index]) else {
             print("FAIL x264 preset trial at \(size): libx264 could not be opened at these settings")
-            return 1
+            return .failure
         }
         if first <= sustainableShare {
             while index + 1 < presets.count, let next = share(presets[index + 1]), next <= sustainableShare { index += 1 }
             print("ok   x264 preset \(config.preset.rawValue) keeps up at \(size); the slowest that does here: "
                 + "\(presets[index].rawValue)")
-            return 0
+            return .ok
         }
         while index > 0 {
             index -= 1
             if let next = share(presets[index]), next <= sustainableShare {
                 print("WARN x264 preset \(config.preset.rawValue) cannot keep up at \(size) on this machine now; "
                     + "\(presets[index].rawValue) does: use --preset \(presets[index].rawValue), or a lower --resolution or --fps")
-                return 0
+                return .warning
             }
         }
         // A warning, not a failed check: a machine busy with something else right now may well keep
         // up later; the line says what to change if it does not.
         print("WARN x264 preset trial: not even ultrafast keeps up at \(size) on this machine now; "
             + "use a lower --resolution or --fps, or a hardware encoder (--encoder)")
-        return 0
+        return .warning
     }
 }
