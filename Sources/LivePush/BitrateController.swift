@@ -11,6 +11,9 @@ struct BitrateController {
     private(set) var lastChangeWasDown = false
     /// Consecutive calls with every queue short.
     private var calmSeconds = 0
+    /// Whether the last call found a destination congested: a raised target is then climbed to in
+    /// steps, as the network allows; otherwise it is taken at once.
+    private var congestedNow = false
 
     /// A queue longer than this (ms) means the network is not keeping up.
     static let congestedQueueMs = 500
@@ -51,6 +54,7 @@ struct BitrateController {
     mutating func update(destinations: [Destination], audioKbps: Int) -> Int? {
         guard enabled else { return nil }
         let congested = destinations.filter(\.isCongested)
+        congestedNow = !congested.isEmpty
         if !congested.isEmpty {
             calmSeconds = 0
             // What the slowest congested destination carried, less audio and a fifth so the
@@ -81,9 +85,14 @@ struct BitrateController {
         return change(to: initialKbps)
     }
 
+    /// An explicit target (`setTargetVideoBitrate`, `ctl bitrate`): taken at once, unless auto bitrate
+    /// is on and the network is congested now, when a higher one is climbed to in steps.
     mutating func setTarget(_ kbps: Int) -> Int? {
         targetKbps = kbps
-        if !enabled || currentKbps > kbps { return change(to: kbps) }
+        if !enabled || currentKbps > kbps || !congestedNow {
+            calmSeconds = 0
+            return change(to: kbps)
+        }
         return nil
     }
 

@@ -29,4 +29,33 @@ struct AutoBitrateTests {
         #expect((1500...2100).contains(startKbps), "seconds 1-2 at \(startKbps) kbps, not about 1800: \(kbps)")
         #expect((4000...5000).contains(endKbps), "seconds 20-23 at \(endKbps) kbps, not about 4500: \(kbps)")
     }
+
+    /// Issue 35 item 8: `ctl bitrate 4000` on a calm network goes to 4000 at once (before: 400 kbps
+    /// steps every 3 s, about 9 s from 1000), measured in what nginx recorded, a busy loop running.
+    @Test(.timeLimit(.minutes(10)))
+    func anExplicitHigherBitrateOnACalmNetworkIsTakenAtOnce() throws {
+        let key = UniqueName.make("bitrate-now")
+        let hog = try CPUHog(count: 1)
+        defer { hog.stop() }
+        let broadcast = try LiveBroadcast(livepush: BuiltProducts.path("livepush"), [
+            "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+            "--resolution", "1280x720", "--quality", "custom", "--bitrate", "1000", "--min-bitrate", "500",
+            "--initial-bitrate", "1000", "--no-mic", "--quiet", "--duration", "60",
+        ])
+        #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
+        Thread.sleep(forTimeInterval: 5)  // phase 1: 1000 kbps
+        let changed = try broadcast.ctl(["bitrate", "4000"])
+        #expect(changed.result.exitCode == 0, "\(changed.result)")
+        Thread.sleep(forTimeInterval: 5)  // phase 2: 4000 kbps, from the command on
+        let result = broadcast.stop()
+        #expect(result.exitCode == 0, "\(result)")
+        let kbps = try MediaProbe.videoKbpsPerSecond(try TestEnvironment.closedRecording(key: key))
+        #expect(kbps.count >= 9, "nginx recorded \(kbps.count) s: \(kbps)")
+        // Stream time starts about when publishing does: the command came about 5 s in.
+        let before = kbps.dropFirst().prefix(3), after = kbps.dropFirst(7).prefix(2)
+        let beforeKbps = before.reduce(0, +) / max(1, before.count)
+        let afterKbps = after.reduce(0, +) / max(1, after.count)
+        #expect((700...1300).contains(beforeKbps), "seconds 1-3 at \(beforeKbps) kbps, not about 1000: \(kbps)")
+        #expect(afterKbps >= 3300, "seconds 7-8 (2-3 s after 'bitrate 4000') at \(afterKbps) kbps: \(kbps)")
+    }
 }

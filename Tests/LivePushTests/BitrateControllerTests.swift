@@ -63,7 +63,15 @@ import Testing
         var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 2000, enabled: true)
         #expect(controller.setTarget(1500) == 1500)
         #expect(controller.setMin(1600) == 1600)
-        #expect(controller.setTarget(3000) == nil, "auto bitrate climbs to a higher target on its own")
+        #expect(controller.setTarget(3000) == 3000, "a higher target on a calm network: at once")
+    }
+
+    @Test func aHigherTargetOnACongestedNetworkIsClimbedToInSteps() {
+        var controller = BitrateController(targetKbps: 2500, minKbps: 600, currentKbps: 2000, enabled: true)
+        #expect(controller.update(destinations: [congested(carryingKbps: 1500)], audioKbps: 128) != nil)
+        #expect(controller.setTarget(4000) == nil, "congested: auto bitrate climbs as the network allows")
+        #expect(controller.update(destinations: [Destination(queuedMs: 300, sendRateKbps: 1500)], audioKbps: 128) == nil)
+        #expect(controller.setTarget(3500) == 3500, "no longer congested: at once")
     }
 }
 
