@@ -65,6 +65,39 @@ extension SharedScreen {
             #expect(colours >= 40, "\(colours) colours in the 32x32 screenshot")
         }
 
+        /// Issue 35 item 8: on a 1366 px wide screen (a common laptop) the dashboard fits across: no
+        /// horizontal scrolling, every cell of the destinations table (two destinations) in view. The
+        /// screenshot is kept as /tmp/livepush-dashboard-1366.png to look at.
+        @Test(.timeLimit(.minutes(5)))
+        func theDashboardFitsA1366PixelWideWindow() throws {
+            let first = UniqueName.make("fit1"), second = UniqueName.make("fit2")
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: first), try TestEnvironment.recordURL(key: second),
+                "--display", try TestEnvironment.display(), "--region", "0,0,320,240", "--resolution", "320x240",
+                "--no-mic", "--quiet", "--dashboard", "0", "--duration", "60",
+            ])
+            #expect(try broadcast.waitUntilPublishing(destinations: 2), "\(broadcast.command.errorSoFar)")
+            #expect(broadcast.command.waitForError("dashboard: http://127.0.0.1:"), "\(broadcast.command.errorSoFar)")
+            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n").first { $0.contains("dashboard: http") })
+            let url = String(try #require(line.split(separator: " ").last))
+            let screenshot = FileManager.default.temporaryDirectory.appendingPathComponent("livepush-dashboard-1366.png").path
+            let check = try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/browser_check.py"), "fit", url,
+                                                          "1366", "768", screenshot], timeoutSeconds: 90)
+            _ = broadcast.stop()
+            #expect(check.exitCode == 0, "\(check)")
+            let seen = try #require(try JSONSerialization.jsonObject(with: Data(check.standardOutput.utf8)) as? [String: Any],
+                                    "\(check)")
+            #expect(seen["loaded"] as? Bool == true && seen["rows"] as? Int == 2, "\(seen)")
+            let viewport = try #require(seen["viewportWidth"] as? Int, "\(seen)")
+            #expect(viewport <= 1366 && viewport > 1300, "\(seen)")
+            #expect(seen["pageScrollWidth"] as? Int ?? .max <= viewport, "no horizontal scrolling: \(seen)")
+            #expect(seen["sectionScrollWidth"] as? Int ?? .max <= seen["sectionClientWidth"] as? Int ?? 0,
+                    "the destinations fit their section: \(seen)")
+            #expect(seen["cells"] as? Int == 18 && seen["cutCells"] as? Int == 0, "no cell cut off: \(seen)")
+            #expect(seen["chartsRight"] as? Int ?? .max <= viewport, "\(seen)")
+            #expect(try distinctColours(screenshot) >= 40, "a page, not a blank")
+        }
+
         @Test func aBadDashboardAddressIsAUsageErrorNamingTheOption() throws {
             let result = try ProcessRunner.run(livepush, ["push", "rtmp://127.0.0.1/live/k", "--dashboard", "localhost:x"])
             #expect(result.exitCode == 2)

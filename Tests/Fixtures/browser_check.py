@@ -12,6 +12,9 @@
                                            it (window.attack), then the dashboard under another
                                            host name (attacker.example, resolved to 127.0.0.1 as
                                            DNS rebinding would); a screenshot of the victim's tab
+  browser_check.py fit URL WIDTH HEIGHT OUT.png   the dashboard in a WIDTH x HEIGHT window once a
+                                           destination row is shown: whether the page and the
+                                           destinations table fit across; a screenshot
 
 Prints one JSON object with what it saw; exit status 0 unless the browser could not be driven.
 """
@@ -194,6 +197,37 @@ def dashboard(url, screenshot):
     return report
 
 
+FIT = """(() => {
+  const view = document.documentElement.clientWidth;
+  const section = document.querySelector('.picture');
+  const table = document.getElementById('destinations');
+  const cells = [...table.querySelectorAll('th, td')].map((c) => c.getBoundingClientRect().right);
+  const sectionRight = section.getBoundingClientRect().right;
+  return { viewportWidth: view, pageScrollWidth: document.documentElement.scrollWidth,
+           sectionScrollWidth: section.scrollWidth, sectionClientWidth: section.clientWidth,
+           tableWidth: Math.round(table.getBoundingClientRect().width), cells: cells.length,
+           rows: table.querySelectorAll('tbody tr').length,
+           cutCells: cells.filter((right) => right > sectionRight + 0.5 || right > view + 0.5).length,
+           chartsRight: Math.round(document.getElementById('charts').getBoundingClientRect().right) };
+})()"""
+
+
+def fit(url, width, height, screenshot):
+    """The dashboard at WIDTH x HEIGHT once a destination row is shown: whether the page, the picture
+    section and the destinations table fit across (no horizontal scrolling, no cell cut off)."""
+    browser = Browser(width, height)
+    try:
+        browser.open(url)
+        loaded = browser.wait_for(
+            "window.livepushDashboard && document.querySelectorAll('#destinations tbody tr').length >= 1", 20)
+        result = browser.evaluate(FIT)
+        result["loaded"] = loaded
+        browser.screenshot(screenshot)
+    finally:
+        browser.close()
+    return result
+
+
 def report_page(path, screenshot):
     browser = Browser(1300, 1800)
     result = {}
@@ -258,7 +292,9 @@ def attack(dashboard_url, attacker_url, screenshot):
 
 if __name__ == "__main__":
     mode = sys.argv[1]
-    if mode == "attack":
+    if mode == "fit":
+        print(json.dumps(fit(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
+    elif mode == "attack":
         print(json.dumps(attack(sys.argv[2], sys.argv[3], sys.argv[4])))
     else:
         target, out = sys.argv[2:4]

@@ -127,9 +127,17 @@ async function refreshStatus() {
     const body = document.querySelector('#destinations tbody');
     body.replaceChildren(...status.destinations.map((d) => {
       const row = document.createElement('tr');
-      [d.index, d.url, d.status, d.sendBitrateKbps, d.queueMs, d.framesDropped].forEach((value) => {
+      [d.index, d.url, d.status, d.sendBitrateKbps, d.queueMs, d.framesDropped].forEach((value, column) => {
         const cell = document.createElement('td');
-        cell.textContent = value;
+        if (column === 1) {
+          // The URL may break after a slash or a colon (<wbr>), so that the table fits a narrow screen.
+          String(value).split(/(?<=[/:])/).forEach((part, index) => {
+            if (index > 0) cell.append(document.createElement('wbr'));
+            cell.append(part);
+          });
+        } else {
+          cell.textContent = value;
+        }
         row.append(cell);
       });
       return row;
