@@ -80,7 +80,8 @@ let package = Package(
         // MARK: Swift modules, one job each.
 
         .target(name: "CommandLineSupport"),
-        // Text from strangers (helpers, servers) with its control characters escaped and its length capped.
+        // Text safe to show: from strangers (helpers, servers) with its control characters escaped and its
+        // length capped; stream keys, SRT secrets and passwords masked by one rule (Redaction).
         .target(name: "SafeText"),
         .target(name: "CaptureLink", dependencies: ["CLinuxShim", "SafeText"]),
         .target(name: "FLV"),
@@ -88,10 +89,10 @@ let package = Package(
         .target(name: "ReceivedMedia"),
         // Byte-stream transports under the RTMP client: TCP and TLS (issue 13).
         .target(name: "Transport", dependencies: ["CTLS"]),
-        .target(name: "RTMP", dependencies: ["FLV", "Transport"]),
+        .target(name: "RTMP", dependencies: ["FLV", "Transport", "SafeText"]),
         .target(name: "Media", dependencies: ["CFFmpeg", "CYUV", "CLazyLibraries"]),
         // SRT caller connections and their statistics (issue 13).
-        .target(name: "SRT", dependencies: ["CSRT", "CLazyLibraries"]),
+        .target(name: "SRT", dependencies: ["CSRT", "CLazyLibraries", "SafeText"]),
         .target(name: "ScreenCapture", dependencies: ["CXCB", "CXCBRender", "CYUV", "CLinuxShim"]),
         // One PipeWire connection (loop, context, core, registry, errors) for every user (issue 17).
         .target(name: "PipeWireCore", dependencies: ["CPipeWire"]),
@@ -109,7 +110,7 @@ let package = Package(
                                                  "AudioProcessing", "CommandLineSupport", "PreviewWindow", "SafeText"]),
 
         // Steering and watching a broadcast: control socket, JSON events (issue 14).
-        .target(name: "Control", dependencies: ["LivePush", "Media", "CaptureLink", "CLinuxShim", "RTMP"]),
+        .target(name: "Control", dependencies: ["LivePush", "Media", "CaptureLink", "CLinuxShim", "RTMP", "SafeText"]),
         // libmicrohttpd (Debian's libmicrohttpd-dev): shims for its variadic start and its macros; the library
         // itself comes through CLazyLibraries.
         .target(name: "CMicroHTTPD", dependencies: ["CLazyLibraries"]),
