@@ -73,11 +73,4 @@ public enum PipeWireProbe {
     static func socketPath(remote: String?) -> String { PipeWireConnection.socketPath(remote: remote) }
 }
 
-enum Monotonic {
-    /// CLOCK_MONOTONIC in milliseconds.
-    static func nowMs() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
-    }
-}
+

@@ -1,7 +1,6 @@
 import Foundation
 import LivePush
 import Media
-import RTMP
 import SafeText
 
 /// Carries out control commands on one pusher: the same meaning for the control socket, the

@@ -1,4 +1,5 @@
 import CPipeWire
+import LinuxSystem
 import PipeWireCameras
 import PipeWireCore
 
@@ -362,9 +363,7 @@ final class VideoStreamState {
             wantsDestination = true
             return
         }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let startNs = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        let startNs = MonotonicClock.nowNs()
         let frame: CopiedScreenFrame?
         if let cameraNegotiated {
             frame = writeCameraPicture(spaBuffer, mode: cameraNegotiated, into: destination, maxWidth: maxWidth,
@@ -373,8 +372,7 @@ final class VideoStreamState {
             frame = ScreenFrameCopier.copy(spaBuffer, format: format, into: destination, maxWidth: maxWidth,
                                            maxHeight: maxHeight, ptsNs: startNs, cursor: options.drawCursor ? cursor : nil)
         }
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        copyDurationsNs[copies % copyDurationsNs.count] = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) - startNs
+        copyDurationsNs[copies % copyDurationsNs.count] = MonotonicClock.nowNs() - startNs
         copies += 1
         if let frame {
             debugLog("copied \(frame.width)x\(frame.height) cursor=\(frame.cursorDrawn)")

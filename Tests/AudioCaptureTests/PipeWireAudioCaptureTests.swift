@@ -1,5 +1,6 @@
 import AudioCapture
 import Foundation
+import LinuxSystem
 import Testing
 import TestSupport
 
@@ -41,11 +42,7 @@ final class CaptureRecorder: @unchecked Sendable {
     }
 }
 
-func monotonicNowNs() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
+func monotonicNowNs() -> UInt64 { MonotonicClock.nowNs() }
 
 /// Channel `channel` of interleaved chunks, concatenated.
 func channel(_ channel: Int, of chunks: [PCMChunk]) -> [Float] {
