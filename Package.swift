@@ -154,7 +154,7 @@ let package = Package(
         .testTarget(name: "ControlTests",
                     dependencies: ["Control", "Dashboard", "HTTPServer", "LivePush", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
-        .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "LinuxSystem", "TestSupport"]),
+        .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "PipeWireCore", "LinuxSystem", "TestSupport"]),
         .testTarget(name: "PipeWireCamerasTests", dependencies: ["PipeWireCameras", "TestSupport"]),
         .testTarget(
             name: "EndToEndTests",

@@ -1,6 +1,7 @@
 import AudioCapture
 import Foundation
 import LinuxSystem
+import PipeWireCore
 import Testing
 import TestSupport
 
@@ -200,10 +201,11 @@ struct PipeWireAudioCaptureTests {
             _ = try AudioDevices.listSources(remote: socket)
             Issue.record("listed sources without a daemon")
         } catch {
-            guard case .noDaemon(let detail) = error else {
+            guard case .pipeWire(let connectionError) = error, case .noDaemon = connectionError else {
                 Issue.record("expected noDaemon, got \(error)")
                 return
             }
+            let detail = connectionError.description
             #expect(detail.contains(socket))
             #expect(detail.contains("no socket there"))
             #expect(error.description.contains("start pipewire"))
