@@ -1,6 +1,7 @@
 import CLinuxShim
 import Foundation
 import Glibc
+import LinuxSystem
 import Synchronization
 
 /// How the pusher side serves helpers.

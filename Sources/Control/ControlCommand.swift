@@ -1,6 +1,7 @@
 import CommandLineSupport
 import Foundation
 import LivePush
+import SafeText
 
 /// One command of the control socket (docs/control.md), parsed from the words a person types
 /// after `livepush ctl [NAME]` or from the `command` and `args` of a JSON request.

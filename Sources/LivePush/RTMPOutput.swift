@@ -1,6 +1,7 @@
 import CaptureLink
 import FLV
 import Foundation
+import LinuxSystem
 import Media
 import RTMP
 import SRT
