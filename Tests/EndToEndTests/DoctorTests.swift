@@ -37,7 +37,9 @@ import TestSupport
                                            timeoutSeconds: 180)
         #expect(result.exitCode == 0, "a warning is not a failure: \(result)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasPrefix("WARN x264 preset medium cannot keep up at 1920x1080 60 fps") },
+        // "medium cannot keep up ...; superfast does", or on a loaded machine "not even ultrafast keeps up".
+        #expect(lines.contains { $0.hasPrefix("WARN x264 preset medium cannot keep up at 1920x1080 60 fps")
+                    || $0.hasPrefix("WARN x264 preset trial: not even ultrafast keeps up at 1920x1080 60 fps") },
                 "\(result.standardOutput)")
         #expect(lines.last == "WARN 1 warning; no check failed.", "\(result.standardOutput)")
         #expect(!result.standardOutput.contains("All checks passed"), "\(result.standardOutput)")
