@@ -7,8 +7,9 @@ extension SharedScreen {
     /// `xset s reset` on the test Xvfb (the signal a locker gives), and what nginx received decoded: the
     /// pause picture (red) while it is on, never what the screen shows then, the screen (green) before and
     /// after. `--on-lock ignore` sends the screen as it is.
-    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp),
-                    "needs the test Xvfb and nginx-rtmp (make test)"), .timeLimit(.minutes(10)))
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
+                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"),
+           .timeLimit(.minutes(10)))
     struct ScreenLockTests {
         let livepush = BuiltProducts.path("livepush")
 
@@ -28,7 +29,9 @@ extension SharedScreen {
 
         /// Pushes the green screen to nginx, turns the X screen saver on for 3 s, then off; returns the
         /// colour of every picture nginx received and the run's stderr.
-        private func pushThroughALock(onLock: String) throws -> (frames: [String], standardError: String) {
+        private func pushThroughALock(onLock: String, extra: [String] = ["--no-mic"]) throws
+            -> (frames: [String], standardError: String, received: String)
+        {
             let key = UniqueName.make("lock-\(onLock)")
             let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "solid", "00ff00"])
             defer { painter.closeInput(); _ = painter.finish() }
@@ -37,8 +40,8 @@ extension SharedScreen {
             let broadcast = try LiveBroadcast(livepush: livepush, [
                 "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
                 "--region", "0,0,320,240", "--resolution", "320x240", "--pause-image", try redPicture(),
-                "--on-lock", onLock, "--no-mic", "--quiet", "--duration", "60",
-            ])
+                "--on-lock", onLock, "--quiet", "--duration", "60",
+            ] + extra)
             #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
             Thread.sleep(forTimeInterval: 3)  // phase 1: the screen
             try xset(["s", "activate"])
@@ -57,12 +60,12 @@ extension SharedScreen {
             #expect(result.exitCode == 0, "\(result)")
             let received = try TestEnvironment.closedRecording(key: key)
             let frames = try ReceivedStream.tinyFrames(received).map(ReceivedStream.redOrGreen)
-            return (frames, result.standardError)
+            return (frames, result.standardError, received)
         }
 
         @Test(.timeLimit(.minutes(5)))
         func aLockedScreenShowsThePausePictureAtNginxAndTheScreenAfterTheUnlock() throws {
-            let (frames, standardError) = try pushThroughALock(onLock: "pause")
+            let (frames, standardError, _) = try pushThroughALock(onLock: "pause")
             let red = ReceivedStream.longestRun(frames) { $0 == "red" }
             #expect(red.count >= 60, "about 3 s of the pause picture while locked: \(red.count) frames; \(summary(frames))")
             #expect(frames[..<red.start].filter { $0 == "green" }.count >= 60, "the screen before the lock: \(summary(frames))")
@@ -78,10 +81,47 @@ extension SharedScreen {
         @Test(.timeLimit(.minutes(5)))
         func onLockIgnoreSendsTheScreenWhileLocked() throws {
             // Xvfb's screen saver draws nothing over the screen: what a locker would draw goes out as it is.
-            let (frames, standardError) = try pushThroughALock(onLock: "ignore")
+            let (frames, standardError, _) = try pushThroughALock(onLock: "ignore")
             #expect(!frames.contains("red"), "no pause picture with --on-lock ignore: \(summary(frames))")
             #expect(ReceivedStream.longestRun(frames) { $0 == "green" }.count >= 240, "the screen throughout: \(summary(frames))")
             #expect(!standardError.contains("the screen is locked"), "\(standardError)")
+        }
+
+        /// The desktop tone's level (median of 100 ms, dBFS) at nginx before, during and after the lock,
+        /// pushed with --desktop-audio (the test sink's 440 Hz) and no mic.
+        private func desktopToneThroughALock(onLock: String) throws -> (before: Double, during: Double, after: Double) {
+            let (frames, standardError, received) = try pushThroughALock(onLock: onLock,
+                                                                         extra: ["--no-mic", "--desktop-audio"])
+            #expect(standardError.contains("the desktop's sound withheld") == (onLock == "mute"), "\(standardError)")
+            let red = ReceivedStream.longestRun(frames) { $0 == "red" }
+            #expect(red.count >= 60, "the pause picture while locked: \(summary(frames))")
+            let samples = try AudioAnalysis.decodeMono(received)
+            let hz = try TestEnvironment.desktopToneHz()
+            // 100 ms levels; the pictures are 30 a second, so picture i is at i / 30 s.
+            let levels = stride(from: 0, to: samples.count - 4800, by: 4800).map {
+                AudioAnalysis.toneLevelDbfs(Array(samples[$0..<$0 + 4800]), frequencyHz: hz, sampleRateHz: 48000)
+            }
+            let lockStart = red.start * 10 / 30, lockEnd = red.end * 10 / 30
+            try #require(lockStart >= 15 && lockEnd + 15 <= levels.count, "\(levels.count) levels, lock \(lockStart)-\(lockEnd)")
+            let before = levels[5..<lockStart - 5].sorted()[(lockStart - 10) / 2]
+            let during = levels[(lockStart + 5)..<(lockEnd - 5)].sorted()[(lockEnd - lockStart - 10) / 2]
+            let after = levels[(lockEnd + 5)..<(lockEnd + 15)].sorted()[5]
+            #expect(before > -40 && after > -40, "the tone before (\(before) dBFS) and after (\(after) dBFS)")
+            return (before, during, after)
+        }
+
+        /// `--on-lock mute`: while locked the desktop's sound is withheld too: gone at nginx.
+        @Test(.timeLimit(.minutes(5)))
+        func onLockMuteWithholdsTheDesktopSoundWhileLocked() throws {
+            let tone = try desktopToneThroughALock(onLock: "mute")
+            #expect(tone.during < tone.before - 40, "no tone while locked: \(tone)")
+        }
+
+        /// `--on-lock pause` (the default): the picture pauses, the desktop's sound goes on (SPEC: AUDIO in PAUSED).
+        @Test(.timeLimit(.minutes(5)))
+        func onLockPauseKeepsTheDesktopSound() throws {
+            let tone = try desktopToneThroughALock(onLock: "pause")
+            #expect(abs(tone.during - tone.before) < 6, "the tone goes on while locked: \(tone)")
         }
 
         /// "green x90, red x95, green x91": the runs of colours in order.
