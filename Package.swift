@@ -149,7 +149,7 @@ let package = Package(
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 
-        .target(name: "TestSupport", dependencies: ["CaptureLink", "ReceivedMedia"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CaptureLink", "LinuxSystem", "ReceivedMedia"], path: "Tests/TestSupport"),
         .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
@@ -163,6 +163,12 @@ let package = Package(
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "PipeWireCore", "LinuxSystem", "TestSupport"]),
         .testTarget(name: "PipeWireCamerasTests", dependencies: ["PipeWireCameras", "TestSupport"]),
+        // What a user installs and types, without a broadcast: usage and its errors, man pages and
+        // completions, `make install`, the release link, the test tooling, the module map.
+        .testTarget(
+            name: "InstallationTests",
+            dependencies: ["TestSupport", "livepush", "livepush-capture", "livepush-bench"]),
+        // Broadcasts as a user runs them, measured at the receivers (nginx-rtmp, recordings, PipeWire).
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "CaptureLink", "FLV", "ReceivedMedia", "livepush", "livepush-capture",
