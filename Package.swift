@@ -81,7 +81,7 @@ let package = Package(
 
         // What every process needs from Linux and nothing else: CLOCK_MONOTONIC (the one clock of the
         // protocol, the pusher and the helpers), CPU time, a failed system call in words, the version.
-        .target(name: "LinuxSystem"),
+        .target(name: "LinuxSystem", dependencies: ["CLinuxShim"]),
         .target(name: "CommandLineSupport", dependencies: ["LinuxSystem"]),
         // Text safe to show: from strangers (helpers, servers) with its control characters escaped and its
         // length capped; stream keys, SRT secrets and passwords masked by one rule (Redaction).

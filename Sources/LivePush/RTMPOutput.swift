@@ -180,8 +180,11 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = url.isSRT ? "livepush-srt" : "livepush-rtmp"
+        let name = url.isSRT ? "livepush-srt" : "livepush-rtmp"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
+            run()
+        }
         thread.start()
     }
 
