@@ -85,7 +85,7 @@ let package = Package(
 
         // What every process needs from Linux and nothing else: CLOCK_MONOTONIC (the one clock of the
         // protocol, the pusher and the helpers), CPU time, a failed system call in words, the version.
-        .target(name: "LinuxSystem"),
+        .target(name: "LinuxSystem", dependencies: ["CLinuxShim"]),
         .target(name: "CommandLineSupport", dependencies: ["LinuxSystem"]),
         // Text safe to show: from strangers (helpers, servers) with its control characters escaped and its
         // length capped; stream keys, SRT secrets and passwords masked by one rule (Redaction).
@@ -151,6 +151,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["CaptureLink", "LinuxSystem", "ReceivedMedia"], path: "Tests/TestSupport"),
         .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
+        .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(name: "FLVTests", dependencies: ["FLV", "Media", "TestSupport"]),
@@ -158,8 +159,10 @@ let package = Package(
         .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "LinuxSystem", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "LinuxSystem", "TestSupport"]),
+        .testTarget(name: "ReceivedMediaTests", dependencies: ["ReceivedMedia", "TestSupport"]),
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "Control", "HTTPServer"]),
         .testTarget(name: "ControlTests",
-                    dependencies: ["Control", "Dashboard", "HTTPServer", "LivePush", "TestSupport"]),
+                    dependencies: ["Control", "LivePush", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
         .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "PipeWireCore", "LinuxSystem", "TestSupport"]),
         .testTarget(name: "PipeWireCamerasTests", dependencies: ["PipeWireCameras", "TestSupport"]),

@@ -117,7 +117,7 @@ private final class CaptureSession: @unchecked Sendable {
         streamEvents.initialize(to: pw_stream_events())
         let graph: PipeWireGraph
         do {
-            graph = try PipeWireGraph(name: settings.captureSinkMonitor ? "livepush-desktop-audio" : "livepush-audio",
+            graph = try PipeWireGraph(name: settings.captureSinkMonitor ? "livepush-desk" : "livepush-mic",
                                       remote: settings.remote)
         } catch {
             streamListener.deallocate()

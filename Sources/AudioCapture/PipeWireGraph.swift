@@ -253,7 +253,7 @@ public enum AudioDevices {
 
     /// The same, from the daemon at `remote` (a socket name in the runtime directory or a path).
     public static func listSources(remote: String?) throws(AudioCaptureError) -> [AudioSourceInfo] {
-        let graph = try PipeWireGraph(name: "livepush-devices", remote: remote)
+        let graph = try PipeWireGraph(name: "livepush-devs", remote: remote)
         defer { graph.close() }
         return try graph.withLock { () throws(AudioCaptureError) in graph.sourcesLocked() }
     }

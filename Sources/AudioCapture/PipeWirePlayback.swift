@@ -113,7 +113,7 @@ private final class PlaybackSession: @unchecked Sendable {
         queue = Mutex(PlaybackQueue(channels: channels, rateHz: rateHz))
         streamListener.initialize(to: spa_hook())
         streamEvents.initialize(to: pw_stream_events())
-        graph = try PipeWireGraph(name: "livepush-ear-monitor", remote: remote)
+        graph = try PipeWireGraph(name: "livepush-ear", remote: remote)
         do throws(AudioCaptureError) {
             try start(sink: sink)
         } catch {

@@ -112,8 +112,10 @@ final class AudioPipeline: @unchecked Sendable {
 
     func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "livepush-audio"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("livepush-mixer")
+            run()
+        }
         thread.start()
     }
 

@@ -134,8 +134,10 @@ final class VideoPipeline: @unchecked Sendable {
 
     func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "livepush-video"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("livepush-video")
+            run()
+        }
         thread.start()
     }
 
