@@ -35,6 +35,7 @@ struct EventLineWriter {
         int("appCpu", figures.appCpu)
         int("audioBitrateKbps", figures.audioBitrateKbps)
         int("audioChannels", figures.audioChannels)
+        int("audioGapMs", figures.audioGapMs)
         int("audioSampleRateHz", figures.audioSampleRateHz)
         int("bytesSent", figures.bytesSent)
         int("delayMs", figures.delayMs)
@@ -68,6 +69,7 @@ struct EventLineWriter {
         string("type", "statistics")
         int("videoBitrateKbps", figures.videoBitrateKbps)
         double("videoProcessMs", figures.videoProcessMs)
+        int("videoSkippedFrames", figures.videoSkippedFrames)
         int("width", figures.width)
         end()
     }

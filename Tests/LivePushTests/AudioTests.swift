@@ -18,6 +18,8 @@ final class SignalHelper: @unchecked Sendable {
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
     private(set) var error: String?
+    /// Sends each AUDIO message this much after its samples' time (a helper whose sound comes late).
+    var audioLagMs = 0
 
     init(group: String, runtime: String, picture: @escaping @Sendable (Double) -> UInt8,
          sound: @escaping @Sendable (Double) -> Float)
@@ -66,7 +68,9 @@ final class SignalHelper: @unchecked Sendable {
                                    strides: [UInt32(width * 4)], planeOffsets: [0], ptsNs: frameNs)
             }
             // Audio up to now, in 10 ms messages stamped with their first sample's time.
-            let due = Int(Double(MonotonicClock.nowNs() - startNs) / 1e9 * Double(rate))
+            let lagNs = UInt64(audioLagMs) * 1_000_000
+            let nowNs = MonotonicClock.nowNs()
+            let due = nowNs < startNs + lagNs ? 0 : Int(Double(nowNs - startNs - lagNs) / 1e9 * Double(rate))
             while due - audioSamplesSent >= 480 {
                 var pcm: [UInt8] = []
                 pcm.reserveCapacity(480 * 8)
