@@ -43,8 +43,10 @@ struct AudioPipelineSettings: Sendable {
 /// interval contributes silence, so the output never stops and its timestamps stay continuous.
 ///
 /// One clock: the n-th 20 ms frame is the interval at epoch + n * 20 ms, and the AAC encoder's
-/// timestamps count its samples, so the two agree only because no frame is ever left out: after
-/// a stall of the process the frames missed are mixed at once (a burst), never skipped.
+/// timestamps count its samples: after a stall of the process the frames missed are mixed at once
+/// (a burst); only when the mixer is more than `maxBehindMs` behind (stopped or starved that long)
+/// does it stop mixing them and encode silence for them at once (cheaper than mixing, and the
+/// timestamps stay continuous), counted as a hole: the sound keeps its time either way.
 ///
 /// The mix waits `mixDelayMs` after a frame's end for late samples; a chunk that comes after its
 /// frame was mixed raises the wait (bounded by `maxMixDelayMs`, lowered again once chunks are on
@@ -271,9 +273,17 @@ final class AudioPipeline: @unchecked Sendable {
                 }
             }
             encodeAndDeliver()
-            // Behind (the process was stopped or starved): the frames missed are mixed at once,
-            // never skipped, so that the encoder's sample count stays the timeline (see above).
+            // Behind (the process was stopped or starved): the frames missed are mixed at once. More
+            // than `maxBehindMs` behind: silence for them (counted as a hole), then mixing from now.
             frameIndex += 1
+            let nowNs = MonotonicClock.nowNs()
+            let dueIndex = nowNs > settings.epochNs + delayNs + frameNs
+                ? (nowNs - settings.epochNs - delayNs - frameNs) / frameNs : 0
+            if dueIndex > frameIndex + UInt64(Self.maxBehindMs) * 1_000_000 / frameNs {
+                let skipped = dueIndex - frameIndex
+                skip(frames: Int(skipped), frameNs: frameNs)
+                frameIndex = dueIndex
+            }
         }
         do {
             packets = try encoder.flush()
@@ -350,6 +360,21 @@ final class AudioPipeline: @unchecked Sendable {
         guard meanSquare > 0 else { return 0 }
         let dBFS = 10 * log10(meanSquare)
         return Int(max(0, min(100, (dBFS + 60) / 60 * 100)).rounded())
+    }
+
+    /// How far behind the clock the mixer catches up by mixing; beyond, it skips, so that a starved
+    /// mixer adds at most this much to the sound's latency (and to what a stop leaves unmixed).
+    static let maxBehindMs = 300
+
+    /// Silence for `frames` 20 ms intervals, encoded at once without mixing; counted as a hole.
+    private func skip(frames: Int, frameNs: UInt64) {
+        do {
+            try encoder.encode([Float](repeating: 0, count: frames * frameSamples * settings.channels), into: &packets)
+            deliver()
+        } catch {
+            onEncoderError?(error)
+        }
+        state.withLock { $0.gapNs += UInt64(frames) * frameNs }
     }
 
     private func encodeAndDeliver() {

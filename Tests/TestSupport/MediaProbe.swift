@@ -64,10 +64,12 @@ public enum MediaProbe {
         return start
     }
 
-    /// Every video frame's presentation time, s, in decoding order (ffprobe's `pts_time`).
-    public static func videoFrameTimes(_ path: String) throws -> [Double] {
+    /// Every video frame's presentation time, s, in decoding order (ffprobe's `pts_time`; it decodes
+    /// them all: minutes of 1080p need a longer `timeoutSeconds`).
+    public static func videoFrameTimes(_ path: String, timeoutSeconds: Double = 30) throws -> [Double] {
         let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                       "frame=pts_time", "-of", "csv=p=0", path])
+                                                       "frame=pts_time", "-of", "csv=p=0", path],
+                                           timeoutSeconds: timeoutSeconds)
         guard result.exitCode == 0 else { throw Failed(result: result) }
         return result.standardOutput.split(separator: "\n").compactMap {
             Double($0.trimmingCharacters(in: .punctuationCharacters.union(.whitespaces)))
