@@ -79,37 +79,41 @@ let package = Package(
 
         // MARK: Swift modules, one job each.
 
-        .target(name: "CommandLineSupport"),
-        // Text from strangers (helpers, servers) with its control characters escaped and its length capped.
+        // What every process needs from Linux and nothing else: CLOCK_MONOTONIC (the one clock of the
+        // protocol, the pusher and the helpers), CPU time, a failed system call in words, the version.
+        .target(name: "LinuxSystem", dependencies: ["CLinuxShim"]),
+        .target(name: "CommandLineSupport", dependencies: ["LinuxSystem"]),
+        // Text safe to show: from strangers (helpers, servers) with its control characters escaped and its
+        // length capped; stream keys, SRT secrets and passwords masked by one rule (Redaction).
         .target(name: "SafeText"),
-        .target(name: "CaptureLink", dependencies: ["CLinuxShim", "SafeText"]),
+        .target(name: "CaptureLink", dependencies: ["CLinuxShim", "SafeText", "LinuxSystem"]),
         .target(name: "FLV"),
         // What a receiver got, measured: FLV tags read back, pictures decoded by ffmpeg (tests, benchmarks).
         .target(name: "ReceivedMedia"),
         // Byte-stream transports under the RTMP client: TCP and TLS (issue 13).
         .target(name: "Transport", dependencies: ["CTLS"]),
-        .target(name: "RTMP", dependencies: ["FLV", "Transport"]),
-        .target(name: "Media", dependencies: ["CFFmpeg", "CYUV", "CLazyLibraries"]),
+        .target(name: "RTMP", dependencies: ["FLV", "Transport", "SafeText"]),
+        .target(name: "Media", dependencies: ["CFFmpeg", "CYUV", "CLazyLibraries", "LinuxSystem"]),
         // SRT caller connections and their statistics (issue 13).
-        .target(name: "SRT", dependencies: ["CSRT", "CLazyLibraries"]),
-        .target(name: "ScreenCapture", dependencies: ["CXCB", "CXCBRender", "CYUV", "CLinuxShim"]),
+        .target(name: "SRT", dependencies: ["CSRT", "CLazyLibraries", "SafeText"]),
+        .target(name: "ScreenCapture", dependencies: ["CXCB", "CXCBRender", "CYUV", "CLinuxShim", "LinuxSystem"]),
         // One PipeWire connection (loop, context, core, registry, errors) for every user (issue 17).
         .target(name: "PipeWireCore", dependencies: ["CPipeWire"]),
-        .target(name: "AudioCapture", dependencies: ["CPipeWire", "PipeWireCore"]),
+        .target(name: "AudioCapture", dependencies: ["CPipeWire", "PipeWireCore", "LinuxSystem"]),
         // Cameras on PipeWire (issue 32): the camera nodes, what each offers, the mode chosen.
         .target(name: "PipeWireCameras", dependencies: ["CPipeWire", "PipeWireCore", "CommandLineSupport"]),
         // PipeWire screen and camera capture: a video pw_stream, the ScreenCast and Camera portals (issues 9, 32).
         .target(name: "PipeWireScreen",
-                dependencies: ["CPipeWire", "CDBus", "CYUV", "CJPEG", "PipeWireCore", "PipeWireCameras"]),
+                dependencies: ["CPipeWire", "CDBus", "CYUV", "CJPEG", "PipeWireCore", "PipeWireCameras", "LinuxSystem"]),
         // Sound processing: noise suppression (speexdsp), voice activity (issue 17).
         .target(name: "AudioProcessing", dependencies: ["CSpeexDSP"]),
         // The preview window (issue 16): an X11 window fed with MIT-SHM put-image; xcb's types stay inside.
         .target(name: "PreviewWindow", dependencies: ["CXCB", "CLinuxShim"]),
         .target(name: "LivePush", dependencies: ["CaptureLink", "Media", "FLV", "RTMP", "SRT", "AudioCapture",
-                                                 "AudioProcessing", "CommandLineSupport", "PreviewWindow", "SafeText"]),
+                                                 "AudioProcessing", "PreviewWindow", "SafeText", "LinuxSystem"]),
 
         // Steering and watching a broadcast: control socket, JSON events (issue 14).
-        .target(name: "Control", dependencies: ["LivePush", "Media", "CaptureLink", "CLinuxShim", "RTMP"]),
+        .target(name: "Control", dependencies: ["LivePush", "Media", "CaptureLink", "CLinuxShim", "SafeText", "LinuxSystem"]),
         // libmicrohttpd (Debian's libmicrohttpd-dev): shims for its variadic start and its macros; the library
         // itself comes through CLazyLibraries.
         .target(name: "CMicroHTTPD", dependencies: ["CLazyLibraries"]),
@@ -123,35 +127,44 @@ let package = Package(
 
         .executableTarget(
             name: "livepush",
-            dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "RTMP", "ScreenCapture",
-                           "AudioCapture", "PipeWireCameras", "Control", "Dashboard", "CLinuxShim", "SafeText"],
+            dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "ScreenCapture",
+                           "AudioCapture", "PipeWireCameras", "Control", "Dashboard", "CLinuxShim", "SafeText", "LinuxSystem"],
             linkerSettings: releaseLinking(orderFile: "livepush.order")),
         .executableTarget(
             name: "livepush-capture",
             dependencies: ["CommandLineSupport", "CaptureLink", "ScreenCapture", "AudioCapture", "PipeWireScreen",
-                           "PipeWireCameras"],
+                           "PipeWireCameras", "LinuxSystem"],
             linkerSettings: releaseLinking(orderFile: "livepush-capture.order")),
         .executableTarget(
             name: "livepush-bench",
-            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media", "PipeWireScreen",
-                           "PipeWireCameras", "AudioProcessing", "LivePush", "Control", "ReceivedMedia"]),
+            dependencies: ["CaptureLink", "CommandLineSupport", "ScreenCapture", "AudioCapture", "Media",
+                           "PipeWireCameras", "AudioProcessing", "LivePush", "Control", "ReceivedMedia", "LinuxSystem"]),
 
         // MARK: Tests. TestSupport finds the environment started by tools/testenv.
 
-        .target(name: "TestSupport", dependencies: ["CaptureLink", "ReceivedMedia"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CaptureLink", "LinuxSystem", "ReceivedMedia"], path: "Tests/TestSupport"),
         .testTarget(name: "CLinuxShimTests", dependencies: ["CLinuxShim"]),
+        .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport"]),
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(name: "FLVTests", dependencies: ["FLV", "Media", "TestSupport"]),
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "FLV", "Media", "ReceivedMedia", "TestSupport"]),
-        .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "TestSupport"]),
+        .testTarget(name: "CaptureLinkTests", dependencies: ["CaptureLink", "CLinuxShim", "LinuxSystem", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
-        .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "TestSupport"]),
+        .testTarget(name: "LivePushTests", dependencies: ["LivePush", "Media", "CaptureLink", "LinuxSystem", "TestSupport"]),
+        .testTarget(name: "ReceivedMediaTests", dependencies: ["ReceivedMedia", "TestSupport"]),
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "Control", "HTTPServer"]),
         .testTarget(name: "ControlTests",
-                    dependencies: ["Control", "Dashboard", "HTTPServer", "LivePush", "TestSupport"]),
+                    dependencies: ["Control", "LivePush", "TestSupport"]),
         .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "TestSupport"]),
-        .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "TestSupport"]),
+        .testTarget(name: "AudioCaptureTests", dependencies: ["AudioCapture", "PipeWireCore", "LinuxSystem", "TestSupport"]),
         .testTarget(name: "PipeWireCamerasTests", dependencies: ["PipeWireCameras", "TestSupport"]),
+        // What a user installs and types, without a broadcast: usage and its errors, man pages and
+        // completions, `make install`, the release link, the test tooling, the module map.
+        .testTarget(
+            name: "InstallationTests",
+            dependencies: ["TestSupport", "livepush", "livepush-capture", "livepush-bench"]),
+        // Broadcasts as a user runs them, measured at the receivers (nginx-rtmp, recordings, PipeWire).
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "CaptureLink", "FLV", "ReceivedMedia", "livepush", "livepush-capture",

@@ -1,3 +1,4 @@
+import PipeWireCore
 // The public, C-free surface of audio capture: what a source is, what capture delivers, and
 // what can go wrong. The PipeWire work behind it is in PipeWireGraph.swift and
 // PipeWireAudioCapture.swift.
@@ -77,8 +78,8 @@ public struct AudioCaptureSettings: Sendable {
 
 /// Why capture could not start. Each description says what is missing and how to fix it.
 public enum AudioCaptureError: Error, CustomStringConvertible, Equatable {
-    /// No PipeWire daemon could be reached; `detail` names the socket tried.
-    case noDaemon(detail: String)
+    /// The PipeWire connection failed (PipeWireCore's error, which names the socket and the remedy).
+    case pipeWire(PipeWireConnectionError)
     /// No source (or sink, for a monitor) has that node name; `available` lists those that do exist.
     case sourceNotFound(name: String, available: [String])
     /// The capture stream could not be created, connected or negotiated.
@@ -86,8 +87,11 @@ public enum AudioCaptureError: Error, CustomStringConvertible, Equatable {
 
     public var description: String {
         switch self {
-        case .noDaemon(let detail):
-            return "cannot reach PipeWire: \(detail)"
+        case .pipeWire(let error):
+            switch error {
+            case .noDaemon, .descriptorRefused, .noAnswer: return "cannot reach PipeWire: \(error)"
+            case .cannotCreate, .daemonError: return "PipeWire audio capture failed: \(error)"
+            }
         case .sourceNotFound(let name, let available):
             if available.isEmpty {
                 return "no audio source named '\(name)', and PipeWire offers no audio source at all; "

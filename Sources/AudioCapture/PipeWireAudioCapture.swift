@@ -1,4 +1,5 @@
 import CPipeWire
+import LinuxSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -116,7 +117,7 @@ private final class CaptureSession: @unchecked Sendable {
         streamEvents.initialize(to: pw_stream_events())
         let graph: PipeWireGraph
         do {
-            graph = try PipeWireGraph(name: settings.captureSinkMonitor ? "livepush-desktop-audio" : "livepush-audio",
+            graph = try PipeWireGraph(name: settings.captureSinkMonitor ? "livepush-desk" : "livepush-mic",
                                       remote: settings.remote)
         } catch {
             streamListener.deallocate()
@@ -188,9 +189,9 @@ private final class CaptureSession: @unchecked Sendable {
         try connectStreamLocked()
         // Wait for the format. A named source's stream that fails is re-linked (retryLater), so
         // only the deadline ends that wait; with no target a failure ends it at once.
-        let deadlineMs = Monotonic.nowMs() + Self.formatTimeoutMs
+        let deadlineMs = MonotonicClock.nowMs() + Self.formatTimeoutMs
         while negotiatedRateHz.load(ordering: .relaxed) == 0 && (streamError == nil || targetName != nil) {
-            let remainingMs = deadlineMs - Monotonic.nowMs()
+            let remainingMs = deadlineMs - MonotonicClock.nowMs()
             if remainingMs <= 0 {
                 let why = streamError.map { " (last error: \($0))" } ?? ""
                 throw .streamFailed("no audio format was negotiated with '\(targetName ?? "the default source")' "
@@ -450,13 +451,4 @@ private func captureProcess(_ data: UnsafeMutableRawPointer?) {
 
 private func captureRetryTimer(_ data: UnsafeMutableRawPointer?, _ expirations: UInt64) {
     captureSession(data).retry()
-}
-
-/// CLOCK_MONOTONIC in nanoseconds.
-enum MonotonicClock {
-    static func nowNs() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
 }

@@ -57,7 +57,7 @@ final class PipeWireGraph {
         } catch {
             metadataListener.deallocate()
             metadataEvents.deallocate()
-            throw Self.audioError(error)
+            throw .pipeWire(error)
         }
         do throws(AudioCaptureError) {
             try setUp(remote: remote, timeoutMs: timeoutMs)
@@ -84,20 +84,9 @@ final class PipeWireGraph {
             do throws(PipeWireConnectionError) {
                 try connection.connectLocked(remote: .daemon(remote), timeoutMs: timeoutMs)
             } catch {
-                throw Self.audioError(error)
+                throw .pipeWire(error)
             }
             if metadata != nil { try roundtripLocked(timeoutMs: timeoutMs) }
-        }
-    }
-
-    /// The connection's error in AudioCapture's terms.
-    static func audioError(_ error: PipeWireConnectionError) -> AudioCaptureError {
-        switch error {
-        case .noDaemon, .descriptorRefused: return .noDaemon(detail: error.description)
-        case .noAnswer(let timeoutMs):
-            return .noDaemon(detail: "the PipeWire daemon did not answer within \(timeoutMs) ms; "
-                + "it is hung or overloaded (restart pipewire)")
-        case .cannotCreate, .daemonError: return .streamFailed(error.description)
         }
     }
 
@@ -106,7 +95,7 @@ final class PipeWireGraph {
         do throws(PipeWireConnectionError) {
             try connection.roundtripLocked(timeoutMs: timeoutMs)
         } catch {
-            throw Self.audioError(error)
+            throw .pipeWire(error)
         }
     }
 
@@ -264,7 +253,7 @@ public enum AudioDevices {
 
     /// The same, from the daemon at `remote` (a socket name in the runtime directory or a path).
     public static func listSources(remote: String?) throws(AudioCaptureError) -> [AudioSourceInfo] {
-        let graph = try PipeWireGraph(name: "livepush-devices", remote: remote)
+        let graph = try PipeWireGraph(name: "livepush-devs", remote: remote)
         defer { graph.close() }
         return try graph.withLock { () throws(AudioCaptureError) in graph.sourcesLocked() }
     }

@@ -1,4 +1,5 @@
 import CPipeWire
+import LinuxSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -112,7 +113,7 @@ private final class PlaybackSession: @unchecked Sendable {
         queue = Mutex(PlaybackQueue(channels: channels, rateHz: rateHz))
         streamListener.initialize(to: spa_hook())
         streamEvents.initialize(to: pw_stream_events())
-        graph = try PipeWireGraph(name: "livepush-ear-monitor", remote: remote)
+        graph = try PipeWireGraph(name: "livepush-ear", remote: remote)
         do throws(AudioCaptureError) {
             try start(sink: sink)
         } catch {
@@ -162,9 +163,9 @@ private final class PlaybackSession: @unchecked Sendable {
             return CPipeWire_pw_stream_connect_playback(stream, format)
         }
         if result < 0 { throw .streamFailed("pw_stream_connect (playback) failed: \(String(cString: strerror(-result)))") }
-        let deadlineMs = Monotonic.nowMs() + 3000
+        let deadlineMs = MonotonicClock.nowMs() + 3000
         while state != PW_STREAM_STATE_STREAMING && state != PW_STREAM_STATE_PAUSED && streamError == nil {
-            let remainingMs = deadlineMs - Monotonic.nowMs()
+            let remainingMs = deadlineMs - MonotonicClock.nowMs()
             if remainingMs <= 0 {
                 throw .streamFailed("the playback stream to '\(sink ?? "the default sink")' did not start within 3 s; "
                     + "is a session manager (wireplumber) running to link it?")

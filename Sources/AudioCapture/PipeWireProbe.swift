@@ -15,29 +15,6 @@ public struct PipeWireServerInfo: Equatable, Sendable {
     public let libraryVersion: String
 }
 
-/// Why PipeWire could not be reached. Each case says what to do about it.
-public enum PipeWireError: Error, Equatable, CustomStringConvertible {
-    case cannotCreate(String)
-    case cannotConnect(socket: String, socketExists: Bool)
-    case noAnswer(timeoutMs: Int)
-    case daemonError(String)
-
-    public var description: String {
-        switch self {
-        case .cannotCreate(let what):
-            return "cannot create the PipeWire \(what)"
-        case .cannotConnect(let socket, let socketExists):
-            let why = socketExists ? "the socket exists but refused the connection" : "no socket there"
-            return "no PipeWire daemon at \(socket) (\(why)); "
-                + "start pipewire, or set PIPEWIRE_REMOTE / XDG_RUNTIME_DIR to where it runs"
-        case .noAnswer(let timeoutMs):
-            return "the PipeWire daemon did not answer within \(timeoutMs) ms"
-        case .daemonError(let message):
-            return "the PipeWire daemon reported an error: \(message)"
-        }
-    }
-}
-
 /// Connects to the PipeWire daemon once (`PipeWireCore.PipeWireConnection`, as every PipeWire
 /// user does), asks it who it is, and disconnects. `livepush doctor` uses it.
 public enum PipeWireProbe {
@@ -45,27 +22,17 @@ public enum PipeWireProbe {
     ///   - remote: the daemon's socket, a name in the runtime directory (`pipewire-0`) or an
     ///     absolute path; nil for libpipewire's default (`PIPEWIRE_REMOTE`, else `pipewire-0`).
     ///   - timeoutMs: how long to wait for the daemon's answer.
-    public static func serverInfo(remote: String? = nil, timeoutMs: Int = 2000) throws(PipeWireError)
+    public static func serverInfo(remote: String? = nil, timeoutMs: Int = 2000) throws(PipeWireConnectionError)
         -> PipeWireServerInfo
     {
-        do throws(PipeWireConnectionError) {
-            let connection = try PipeWireConnection(name: "livepush-probe")
-            defer { connection.close() }
-            // The core's info event arrives before the answer to the first round trip.
-            return try connection.withLock { () throws(PipeWireConnectionError) -> PipeWireServerInfo in
-                try connection.connectLocked(remote: .daemon(remote), timeoutMs: timeoutMs)
-                guard let name = connection.serverName else { throw .noAnswer(timeoutMs: timeoutMs) }
-                return PipeWireServerInfo(name: name, version: connection.serverVersion ?? "",
-                                          libraryVersion: String(cString: pw_get_library_version()))
-            }
-        } catch {
-            switch error {
-            case .cannotCreate(let what): throw .cannotCreate(what)
-            case .noDaemon(let socket, let socketExists): throw .cannotConnect(socket: socket, socketExists: socketExists)
-            case .descriptorRefused(let descriptor): throw .cannotConnect(socket: "descriptor \(descriptor)", socketExists: true)
-            case .noAnswer(let timeoutMs): throw .noAnswer(timeoutMs: timeoutMs)
-            case .daemonError(let message): throw .daemonError(message)
-            }
+        let connection = try PipeWireConnection(name: "livepush-probe")
+        defer { connection.close() }
+        // The core's info event arrives before the answer to the first round trip.
+        return try connection.withLock { () throws(PipeWireConnectionError) -> PipeWireServerInfo in
+            try connection.connectLocked(remote: .daemon(remote), timeoutMs: timeoutMs)
+            guard let name = connection.serverName else { throw .noAnswer(timeoutMs: timeoutMs) }
+            return PipeWireServerInfo(name: name, version: connection.serverVersion ?? "",
+                                      libraryVersion: String(cString: pw_get_library_version()))
         }
     }
 
@@ -73,11 +40,4 @@ public enum PipeWireProbe {
     static func socketPath(remote: String?) -> String { PipeWireConnection.socketPath(remote: remote) }
 }
 
-enum Monotonic {
-    /// CLOCK_MONOTONIC in milliseconds.
-    static func nowMs() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
-    }
-}
+

@@ -84,6 +84,10 @@ int CLinuxShim_set_dumpable(int on) { return prctl(PR_SET_DUMPABLE, on ? 1 : 0, 
 
 int CLinuxShim_get_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
 
+int CLinuxShim_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
 int CLinuxShim_futex_wake(uint32_t *word, int count) {
     return (int)syscall(SYS_futex, word, FUTEX_WAKE, count, NULL, NULL, 0);
 }

@@ -1,4 +1,5 @@
 import Glibc
+import LinuxSystem
 
 /// How a helper introduces itself and what it can send.
 public struct HelperEndpointConfiguration: Sendable {

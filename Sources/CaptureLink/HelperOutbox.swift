@@ -1,4 +1,5 @@
 import Glibc
+import LinuxSystem
 import Synchronization
 
 /// Everything the pusher sends one helper, without ever waiting on it (SPEC §4.1).

@@ -1,6 +1,7 @@
 import CLinuxShim
 import Foundation
 import Glibc
+import LinuxSystem
 import Synchronization
 
 /// How the pusher side serves helpers.
@@ -57,8 +58,10 @@ public final class PusherEndpoint: @unchecked Sendable {
         lockDescriptor = listening.lock
         wakeDescriptor = CLinuxShim_eventfd(0, CLinuxShim_EFD_CLOEXEC | CLinuxShim_EFD_NONBLOCK)
         running.store(true, ordering: .sequentiallyConsistent)
-        let thread = Thread { [self] in runLoop() }
-        thread.name = "livepush-link"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("livepush-link")
+            runLoop()
+        }
         self.thread = thread
         thread.start()
     }

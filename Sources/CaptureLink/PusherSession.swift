@@ -1,6 +1,7 @@
 import CLinuxShim
 import Foundation
 import Glibc
+import LinuxSystem
 import SafeText
 import Synchronization
 

@@ -1,5 +1,6 @@
 import CLinuxShim
 import Glibc
+import LinuxSystem
 
 /// Where a group's socket lives, and how each side reaches it (SPEC "Rendezvous").
 public struct Rendezvous: Sendable, Equatable {

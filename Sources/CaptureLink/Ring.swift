@@ -1,5 +1,6 @@
 import CLinuxShim
 import Glibc
+import LinuxSystem
 import Synchronization
 
 /// The geometry of a session's ring (SPEC "The ring"): a 4096-byte header, then

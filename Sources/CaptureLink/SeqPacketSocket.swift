@@ -1,5 +1,6 @@
 import CLinuxShim
 import Glibc
+import LinuxSystem
 
 /// What one receive produced.
 enum Received {

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import LinuxSystem
 #endif
 
 /// `--generate-docs man|bash|zsh`, shared by both executables: prints the program's man page or

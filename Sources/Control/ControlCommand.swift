@@ -1,5 +1,6 @@
 import Foundation
 import LivePush
+import SafeText
 
 /// One command of the control socket (docs/control.md), parsed from the words a person types
 /// after `livepush ctl [NAME]` or from the `command` and `args` of a JSON request.

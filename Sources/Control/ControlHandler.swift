@@ -1,7 +1,7 @@
 import Foundation
 import LivePush
 import Media
-import RTMP
+import SafeText
 
 /// Carries out control commands on one pusher: the same meaning for the control socket, the
 /// dashboard's buttons and anything else that steers a broadcast. A command either succeeds and

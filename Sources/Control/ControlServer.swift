@@ -2,6 +2,7 @@ import CaptureLink
 import CLinuxShim
 import Foundation
 import Glibc
+import LinuxSystem
 
 /// The control socket of one broadcast: accepts connections from this user only (SO_PEERCRED),
 /// answers each request line (docs/control.md) with one line, and streams events to clients that
@@ -48,8 +49,10 @@ public final class ControlServer: @unchecked Sendable {
 
     public func start() {
         running.withLock { started = true }
-        let thread = Thread { [self] in acceptLoop() }
-        thread.name = "livepush-control"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("livepush-ctl")
+            acceptLoop()
+        }
         thread.start()
     }
 
@@ -74,8 +77,10 @@ public final class ControlServer: @unchecked Sendable {
             guard poll(&poller, 1, 200) > 0 else { continue }
             let fd = CLinuxShim_accept_cloexec(listenFd)
             guard fd >= 0 else { continue }
-            let thread = Thread { [self] in serve(fd) }
-            thread.name = "livepush-control-client"
+            let thread = Thread { [self] in
+                ThreadName.setCurrent("livepush-ctl-cl")
+                serve(fd)
+            }
             thread.start()
         }
     }
@@ -127,8 +132,10 @@ final class SocketEventSink: EventSink, @unchecked Sendable {
 
     func start() {
         hub?.add(self)
-        let thread = Thread { [self] in run() }
-        thread.name = "livepush-control-events"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("livepush-ctl-ev")
+            run()
+        }
         thread.start()
     }
 

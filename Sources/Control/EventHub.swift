@@ -1,6 +1,7 @@
 import CaptureLink
 import Foundation
 import LivePush
+import SafeText
 
 /// Where event lines go: a file, standard output, a control-socket client, the dashboard.
 /// `write` is called on the observer queue and must not block (queue, then write elsewhere).

@@ -1,6 +1,7 @@
 import CaptureLink
 import CLinuxShim
 import Glibc
+import LinuxSystem
 import LivePush
 
 /// What every event line carries besides its fields: its sequence number and its two clocks.

@@ -1,5 +1,6 @@
 import CaptureLink
 import Foundation
+import LinuxSystem
 import Media
 import Synchronization
 
@@ -139,8 +140,10 @@ final class AudioPipeline: @unchecked Sendable {
 
     func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "livepush-audio"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("livepush-mixer")
+            run()
+        }
         thread.start()
     }
 

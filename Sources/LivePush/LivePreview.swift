@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSystem
 import Media
 import PreviewWindow
 import Synchronization
@@ -58,8 +59,10 @@ final class LivePreview: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "livepush-preview"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("livepush-window")
+            run()
+        }
         thread.start()
     }
 

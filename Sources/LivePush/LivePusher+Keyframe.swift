@@ -1,5 +1,6 @@
 import CaptureLink
 import Foundation
+import LinuxSystem
 
 extension LivePusher {
     // MARK: A keyframe on request

@@ -1,6 +1,7 @@
 import AudioProcessing
 import CaptureLink
 import Foundation
+import LinuxSystem
 
 /// PCM an application sends itself (`LivePusher.sendPCM`): interleaved samples.
 public enum PCMSamples: Sendable {

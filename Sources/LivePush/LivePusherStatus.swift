@@ -1,5 +1,5 @@
-import CommandLineSupport
 import Foundation
+import LinuxSystem
 import Media
 
 /// The SDK-wide switches: its version and how much is logged.

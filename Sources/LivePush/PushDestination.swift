@@ -41,34 +41,6 @@ public enum PushDestination: Equatable, Sendable, CustomStringConvertible {
         case .srt(let url): url.description
         }
     }
-
-    /// `text` with every secret of every push URL in it replaced by ****, for any line that
-    /// might quote a URL a person typed.
-    public static func redact(_ text: String) -> String {
-        var words: [String] = []
-        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
-            let trimmed = word.trimmingCharacters(in: CharacterSet(charactersIn: "'\"()[],;"))
-            if trimmed.contains("://"), let destination = try? PushDestination(trimmed) {
-                words.append(word.replacingOccurrences(of: trimmed, with: destination.description))
-            } else if trimmed.contains("://") {
-                words.append(word.replacingOccurrences(of: trimmed, with: redactUnparsed(trimmed)))
-            } else {
-                words.append(String(word))
-            }
-        }
-        return words.joined(separator: " ")
-    }
-
-    /// A URL that does not parse: keep the scheme and host, hide the rest.
-    private static func redactUnparsed(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
-        let rest = url[schemeEnd.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        // A user and password before the host are secrets too (the rule of Control's Redaction).
-        let host = authority.lastIndex(of: "@").map { "****@" + authority[authority.index(after: $0)...] }
-            ?? String(authority)
-        return url[..<schemeEnd.upperBound] + host + (rest.count > authority.count ? "/****" : "")
-    }
 }
 
 /// A push URL that cannot be used; `reason` says why and how to write one.

@@ -1,6 +1,7 @@
 import CaptureLink
 import FLV
 import Foundation
+import LinuxSystem
 import Media
 import RTMP
 import SRT
@@ -189,8 +190,11 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = url.isSRT ? "livepush-srt" : "livepush-rtmp"
+        let name = url.isSRT ? "livepush-srt" : "livepush-rtmp"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
+            run()
+        }
         thread.start()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSystem
 import Media
 
 /// A sink that wants the pictures themselves, before encoding (a recording of its own quality).
@@ -63,8 +64,10 @@ final class RecordingEncoder: @unchecked Sendable {
         guard !stopping else { return }
         if !started {
             started = true
-            let thread = Thread { [self] in run() }
-            thread.name = "livepush-record-encode"
+            let thread = Thread { [self] in
+                ThreadName.setCurrent("livepush-record")
+                run()
+            }
             thread.start()
         }
         guard let index = free.popLast() else {

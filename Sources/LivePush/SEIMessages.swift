@@ -1,4 +1,5 @@
 import CaptureLink
+import LinuxSystem
 import Media
 import Synchronization
 

@@ -1,5 +1,6 @@
 import CaptureLink
 import Foundation
+import LinuxSystem
 import Media
 import Synchronization
 

@@ -1,5 +1,6 @@
 import CaptureLink
 import Foundation
+import LinuxSystem
 import Media
 import Synchronization
 
@@ -136,8 +137,10 @@ final class VideoPipeline: @unchecked Sendable {
 
     func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "livepush-video"
+        let thread = Thread { [self] in
+            ThreadName.setCurrent("livepush-video")
+            run()
+        }
         thread.start()
     }
 

@@ -1,4 +1,5 @@
 import Glibc
+import LinuxSystem
 
 /// Encodes frames of `BenchContent` from memory, with nothing else in the way: how fast x264
 /// alone can go at some settings (`livepush doctor`'s preset trial) and what it costs at a
@@ -27,43 +28,22 @@ public enum EncodeTrial {
         let picture = try VideoFrame(width: content.width, height: content.height)
         let stepsPerFrame = max(1, 60 / max(1, settings.fps))
         let intervalNs = 1_000_000_000 / UInt64(settings.fps)
-        let cpuBefore = processCPUSeconds()
-        let startNs = monotonicNs()
+        let cpuBefore = CPUTime.processSeconds()
+        let startNs = MonotonicClock.nowNs()
         var drawSeconds = 0.0, bytes = 0, encoded = 0
         for index in 0..<frames {
-            if paced { sleep(untilNs: startNs + UInt64(index) * intervalNs) }
-            let drawStart = threadCPUSeconds()
+            if paced { MonotonicClock.sleep(untilNs: startNs + UInt64(index) * intervalNs) }
+            let drawStart = CPUTime.threadSeconds()
             content.draw(step: index * stepsPerFrame, into: picture)
-            drawSeconds += threadCPUSeconds() - drawStart
+            drawSeconds += CPUTime.threadSeconds() - drawStart
             for packet in try encoder.encode(picture, pts: Int64(index)) { bytes += packet.data.count }
             encoded += 1
-            if Double(monotonicNs() - startNs) / 1e9 > wallLimitSeconds { break }
+            if Double(MonotonicClock.nowNs() - startNs) / 1e9 > wallLimitSeconds { break }
         }
         for packet in try encoder.encode(nil, pts: 0) { bytes += packet.data.count }
-        let wall = Double(monotonicNs() - startNs) / 1e9
-        let cpu = processCPUSeconds() - cpuBefore
+        let wall = Double(MonotonicClock.nowNs() - startNs) / 1e9
+        let cpu = CPUTime.processSeconds() - cpuBefore
         return Result(frames: encoded, wallSeconds: wall, encodeCPUSeconds: max(0, cpu - drawSeconds),
                       drawCPUSeconds: drawSeconds, bytes: bytes)
-    }
-
-    private static func monotonicNs() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
-
-    private static func sleep(untilNs deadline: UInt64) {
-        var due = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, nil) == EINTR {}
-    }
-
-    private static func threadCPUSeconds() -> Double { cpuSeconds(CLOCK_THREAD_CPUTIME_ID) }
-
-    private static func processCPUSeconds() -> Double { cpuSeconds(CLOCK_PROCESS_CPUTIME_ID) }
-
-    private static func cpuSeconds(_ clock: clockid_t) -> Double {
-        var now = timespec()
-        clock_gettime(clock, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

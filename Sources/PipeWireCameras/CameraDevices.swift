@@ -103,7 +103,7 @@ private final class CameraListing {
 
     init(remote: String?, timeoutMs: Int) throws(CameraError) {
         do throws(PipeWireConnectionError) {
-            connection = try PipeWireConnection(name: "livepush-cameras")
+            connection = try PipeWireConnection(name: "livepush-cams")
         } catch {
             throw .pipeWire(error.description)
         }

@@ -4,7 +4,9 @@ import CPipeWire
 import Glibc
 #endif
 
-/// Why a connection to PipeWire could not be made. Each description says what to do.
+/// Why a connection to PipeWire could not be made, for every PipeWire user (audio, screen,
+/// cameras, the probe), which wrap it in their own errors rather than restate it. Each
+/// description says what to do.
 public enum PipeWireConnectionError: Error, Equatable, CustomStringConvertible {
     /// A thread loop, context or the loop's thread could not be created.
     case cannotCreate(String)
@@ -23,8 +25,11 @@ public enum PipeWireConnectionError: Error, Equatable, CustomStringConvertible {
         case .noDaemon(let socket, let socketExists):
             return "no PipeWire daemon at \(socket) (\(socketExists ? "the socket exists but refused the connection" : "no socket there")); "
                 + "start pipewire and wireplumber, or set XDG_RUNTIME_DIR (or PIPEWIRE_REMOTE) to where they run"
-        case .descriptorRefused(let descriptor): return "PipeWire refused the connection on descriptor \(descriptor)"
-        case .noAnswer(let timeoutMs): return "the PipeWire daemon did not answer within \(timeoutMs) ms"
+        case .descriptorRefused(let descriptor):
+            return "PipeWire refused the connection on the descriptor \(descriptor) the portal gave; start the session again"
+        case .noAnswer(let timeoutMs):
+            return "the PipeWire daemon did not answer within \(timeoutMs) ms; it is hung or overloaded "
+                + "(systemctl --user restart pipewire)"
         case .daemonError(let message): return "the PipeWire daemon reported an error: \(message)"
         }
     }
@@ -53,9 +58,9 @@ public final class PipeWireConnection: @unchecked Sendable {
         case descriptor(Int32)
     }
 
-    public let threadLoop: OpaquePointer
-    public private(set) var core: OpaquePointer?
-    public private(set) var registry: OpaquePointer?
+    package let threadLoop: OpaquePointer
+    package private(set) var core: OpaquePointer?
+    package private(set) var registry: OpaquePointer?
     /// The daemon's last error on the core, if any.
     public private(set) var daemonError: String?
     /// Whether the daemon went away (its socket broke: the core reported EPIPE).
@@ -64,7 +69,7 @@ public final class PipeWireConnection: @unchecked Sendable {
     public private(set) var serverName: String?
     public private(set) var serverVersion: String?
     /// A global appeared: id, interface type, properties.
-    public var onGlobal: ((UInt32, String, UnsafePointer<spa_dict>?) -> Void)?
+    package var onGlobal: ((UInt32, String, UnsafePointer<spa_dict>?) -> Void)?
     public var onGlobalRemove: ((UInt32) -> Void)?
     /// The daemon reported an error on the core (`lost`: it went away).
     public var onDaemonError: ((String, _ lost: Bool) -> Void)?
@@ -83,8 +88,10 @@ public final class PipeWireConnection: @unchecked Sendable {
     public static func initializeLibrary() { _ = initialized }
     private static let initialized: Void = { pw_init(nil, nil) }()
 
-    /// A thread loop named `name`, running, with a context; not connected yet.
+    /// A thread loop named `name` (the loop's thread's name: at most 15 bytes, the kernel's limit,
+    /// or the thread goes unnamed), running, with a context; not connected yet.
     public init(name: String) throws(PipeWireConnectionError) {
+        precondition(name.utf8.count <= 15, "PipeWire loop name '\(name)' is longer than 15 bytes")
         Self.initializeLibrary()
         for hook in [coreListener, registryListener] { hook.initialize(to: spa_hook()) }
         coreEvents.initialize(to: pw_core_events())

@@ -2,6 +2,7 @@ import CDBus
 
 #if canImport(Glibc)
 import Glibc
+import LinuxSystem
 #endif
 
 // MARK: D-Bus through libdbus
@@ -138,11 +139,7 @@ final class PortalBus {
         return Self.read(reply)
     }
 
-    private static func nowMs() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
-    }
+    private static func nowMs() -> Int { MonotonicClock.nowMs() }
 
     // MARK: Marshalling with the message iterator API (no variadic calls)
 

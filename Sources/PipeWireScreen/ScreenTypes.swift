@@ -1,3 +1,5 @@
+import PipeWireCore
+
 /// The public vocabulary of PipeWire screen capture: formats, targets, frames and errors.
 /// No C type appears here; the stream and the portal client keep theirs inside the module.
 
@@ -85,11 +87,8 @@ public struct CopiedScreenFrame: Sendable, Equatable {
 
 /// Why PipeWire screen capture could not start or had to stop. Each says what to do.
 public enum PipeWireScreenError: Error, Equatable, CustomStringConvertible {
-    case cannotCreate(String)
-    case noDaemon(socket: String, socketExists: Bool)
-    case descriptorRefused(descriptor: Int32)
-    case noAnswer(timeoutMs: Int)
-    case daemonError(String)
+    /// The connection to PipeWire failed (PipeWireCore's error: the socket, the remedy).
+    case pipeWire(PipeWireConnectionError)
     case nodeNotFound(PipeWireTarget, videoNodes: [PipeWireVideoNode])
     case notAVideoNode(PipeWireTarget, mediaClass: String)
     case negotiationFailed(target: String, offered: [String], detail: String)
@@ -97,18 +96,8 @@ public enum PipeWireScreenError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .cannotCreate(let what):
-            return "cannot create the PipeWire \(what)"
-        case .noDaemon(let socket, let socketExists):
-            let why = socketExists ? "the socket exists but refused the connection" : "no socket there"
-            return "no PipeWire daemon at \(socket) (\(why)); "
-                + "start pipewire, or set PIPEWIRE_REMOTE / XDG_RUNTIME_DIR to where it runs"
-        case .descriptorRefused(let descriptor):
-            return "cannot connect to PipeWire through the descriptor \(descriptor) the portal gave"
-        case .noAnswer(let timeoutMs):
-            return "the PipeWire daemon did not answer within \(timeoutMs) ms"
-        case .daemonError(let message):
-            return "the PipeWire daemon reported an error: \(message)"
+        case .pipeWire(let error):
+            return error.description
         case .nodeNotFound(let target, let nodes):
             let list = nodes.isEmpty ? "there are no video nodes" : "the video nodes are: "
                 + nodes.map(\.description).joined(separator: ", ")

@@ -1,4 +1,5 @@
 import CPipeWire
+import LinuxSystem
 import PipeWireCameras
 import PipeWireCore
 
@@ -102,7 +103,7 @@ final class VideoStreamState {
             formatOffer.deallocate()
             bufferParams.deallocate()
             closed = true
-            throw Self.screenError(error)
+            throw .pipeWire(error)
         }
         retainedSelf = Unmanaged.passRetained(self)
         let failure: PipeWireScreenError? = withLock { connectCore(remote: remote, timeoutMs: timeoutMs) }
@@ -126,20 +127,9 @@ final class VideoStreamState {
         do throws(PipeWireConnectionError) {
             try connection.connectLocked(remote: target, timeoutMs: timeoutMs)
         } catch {
-            return Self.screenError(error)
+            return .pipeWire(error)
         }
         return nil
-    }
-
-    /// The shared connection's error in this module's terms.
-    static func screenError(_ error: PipeWireConnectionError) -> PipeWireScreenError {
-        switch error {
-        case .cannotCreate(let what): return .cannotCreate(what)
-        case .noDaemon(let socket, let socketExists): return .noDaemon(socket: socket, socketExists: socketExists)
-        case .descriptorRefused(let descriptor): return .descriptorRefused(descriptor: descriptor)
-        case .noAnswer(let timeoutMs): return .noAnswer(timeoutMs: timeoutMs)
-        case .daemonError(let message): return .daemonError(message)
-        }
     }
 
     static func socketPath(remote: String?) -> String { PipeWireConnection.socketPath(remote: remote) }
@@ -184,7 +174,7 @@ final class VideoStreamState {
         pw_properties_set(properties, PW_KEY_MEDIA_ROLE, role)
         pw_properties_set(properties, PW_KEY_NODE_NAME, "livepush-capture")
         guard let stream = pw_stream_new(core, streamName, properties) else {
-            throw .cannotCreate("stream")
+            throw .pipeWire(.cannotCreate("stream"))
         }
         self.stream = stream
         streamEvents.version = UInt32(PW_VERSION_STREAM_EVENTS)
@@ -194,7 +184,7 @@ final class VideoStreamState {
         pw_stream_add_listener(stream, &streamListener, &streamEvents, retainedSelf!.toOpaque())
 
         var params = offer
-        guard !params.isEmpty, !params.contains(where: { $0 == nil }) else { throw .cannotCreate("format offer") }
+        guard !params.isEmpty, !params.contains(where: { $0 == nil }) else { throw .pipeWire(.cannotCreate("format offer")) }
         let flags = pw_stream_flags(rawValue: PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
             | PW_STREAM_FLAG_DONT_RECONNECT.rawValue)
         let result = pw_stream_connect(stream, SPA_DIRECTION_INPUT, node.id, flags, &params, UInt32(params.count))
@@ -205,7 +195,7 @@ final class VideoStreamState {
         }
         if format != nil { return }
         if targetRemoved { throw .streamFailed("PipeWire node \(node.id) '\(node.name)' went away while connecting") }
-        if let daemonError { throw .daemonError(daemonError) }
+        if let daemonError { throw .pipeWire(.daemonError(daemonError)) }
         let detail = unsupportedFormat.map { "it chose \($0)" } ?? streamError
             ?? (negotiated ? "no format" : "no common format after \(options.timeoutMs) ms")
         pw_thread_loop_unlock(threadLoop)
@@ -362,9 +352,7 @@ final class VideoStreamState {
             wantsDestination = true
             return
         }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let startNs = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        let startNs = MonotonicClock.nowNs()
         let frame: CopiedScreenFrame?
         if let cameraNegotiated {
             frame = writeCameraPicture(spaBuffer, mode: cameraNegotiated, into: destination, maxWidth: maxWidth,
@@ -373,8 +361,7 @@ final class VideoStreamState {
             frame = ScreenFrameCopier.copy(spaBuffer, format: format, into: destination, maxWidth: maxWidth,
                                            maxHeight: maxHeight, ptsNs: startNs, cursor: options.drawCursor ? cursor : nil)
         }
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        copyDurationsNs[copies % copyDurationsNs.count] = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) - startNs
+        copyDurationsNs[copies % copyDurationsNs.count] = MonotonicClock.nowNs() - startNs
         copies += 1
         if let frame {
             debugLog("copied \(frame.width)x\(frame.height) cursor=\(frame.cursorDrawn)")

@@ -1,5 +1,6 @@
 import FLV
 import Glibc
+import SafeText
 import Transport
 
 /// An RTMP client that publishes one stream, as a state machine in the manner of FFmpeg's
@@ -243,7 +244,7 @@ public final class RTMPPublisher {
     /// Text from the server, which may quote the stream name: the key never leaves in an error.
     private func serverText(_ text: String) -> String {
         let key = url.streamKey.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url.streamKey
-        return key.isEmpty ? text : text.replacing(key, with: "****")
+        return Redaction.mask(key, in: text)
     }
 
     private func describe(_ values: [AMF0Value]) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import SafeText
 
 /// An RTMP publishing address, `rtmp://host[:port]/app[/instance]/key[?query]`, or
 /// `rtmps://` for RTMP over TLS (default port 443). The stream key (the last path segment, with
@@ -79,5 +80,11 @@ public struct RTMPURL: Equatable, Sendable, CustomStringConvertible {
     /// The `tcUrl` of the connect command: the URL without the key.
     public var tcURL: String { "\(scheme)://\(host):\(port)/\(app)" }
 
-    public var description: String { "\(scheme)://\(host)\(port == defaultPort ? "" : ":\(port)")/\(app)/****" }
+    /// Through the one rule (Redaction.redactURL), without the key's query.
+    public var description: String {
+        let key = String(streamKey.split(separator: "?", maxSplits: 1).first ?? "")
+        // Percent-encoded first, so that a '#' in the key is read as part of it.
+        let encodedKey = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return Redaction.redactURL("\(scheme)://\(host)\(port == defaultPort ? "" : ":\(port)")/\(app)/\(encodedKey)")
+    }
 }

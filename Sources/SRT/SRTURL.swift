@@ -1,4 +1,5 @@
 import Foundation
+import SafeText
 
 /// An SRT destination in caller mode: `srt://host:port?streamid=...&passphrase=...&latency=MS`.
 /// The stream id and the passphrase are secrets: `description` shows `****` for them,
@@ -109,9 +110,11 @@ public struct SRTURL: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         var query = [String]()
-        if streamID != nil { query.append("streamid=****") }
-        if passphrase != nil { query.append("passphrase=****") }
+        // Percent-encoded first, so that a '#' or '&' in a secret is read as part of its value.
+        func encoded(_ value: String) -> String { value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+        if let streamID { query.append("streamid=\(encoded(streamID))") }
+        if let passphrase { query.append("passphrase=\(encoded(passphrase))") }
         query.append("latency=\(latencyMs)")
-        return "srt://\(shownHost):\(port)?" + query.joined(separator: "&")
+        return Redaction.redactURL("srt://\(shownHost):\(port)?" + query.joined(separator: "&"))
     }
 }

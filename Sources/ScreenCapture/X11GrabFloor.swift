@@ -3,6 +3,7 @@ import CXCB
 
 #if canImport(Glibc)
 import Glibc
+import LinuxSystem
 #endif
 
 /// The physical floor of X11 capture, for benchmarks: a bare loop of `xcb_shm_get_image`
@@ -24,11 +25,9 @@ public enum X11GrabFloor {
         var times: [Double] = []
         times.reserveCapacity(count)
         for _ in 0..<count {
-            var start = timespec(), end = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &start)
+            let startNs = MonotonicClock.nowNs()
             _ = try grabber.grab(rect, offset: 0, destination: destination)
-            clock_gettime(CLOCK_MONOTONIC, &end)
-            let elapsedMs = Double(end.tv_sec - start.tv_sec) * 1000 + Double(end.tv_nsec - start.tv_nsec) / 1e6
+            let elapsedMs = Double(MonotonicClock.nowNs() - startNs) / 1e6
             times.append(elapsedMs)
             if intervalMs > elapsedMs { usleep(UInt32((intervalMs - elapsedMs) * 1000)) }
         }

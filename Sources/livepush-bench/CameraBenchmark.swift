@@ -1,6 +1,7 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
+import LinuxSystem
 import Synchronization
 
 /// Camera capture (issue 32): a 1280x720 30 fps camera on the environment's PipeWire

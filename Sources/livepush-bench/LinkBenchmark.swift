@@ -1,6 +1,7 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
+import LinuxSystem
 import Synchronization
 
 /// The Capture Link transport benchmark: frames from a helper process to a consumer here.

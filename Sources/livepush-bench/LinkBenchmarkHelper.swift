@@ -1,6 +1,7 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
+import LinuxSystem
 
 /// The helper side of the link benchmark. Like the X11 helper with MIT-SHM, it does not copy
 /// pixels: the X server would write them into the slot; here only a stamp is written.

@@ -1,6 +1,7 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
+import LinuxSystem
 import Media
 
 /// Adaptive resolution (issue 16b): what one size change costs the video pipeline's thread, the

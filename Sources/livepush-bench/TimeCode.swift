@@ -1,4 +1,5 @@
 import Glibc
+import LinuxSystem
 
 /// The time code that `x11-paint ... timecode` (tools/testclients/x11-paint.c) draws on the screen,
 /// the push benchmark's glass-to-receiver clock: a row of 52 blocks of 32 x 32 px whose top-left
@@ -75,11 +76,7 @@ enum TimeCode {
     }
 
     /// CLOCK_MONOTONIC now, in nanoseconds.
-    static func nowNs() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-    }
+    static func nowNs() -> UInt64 { MonotonicClock.nowNs() }
 
     /// Milliseconds from a code (40 bits of CLOCK_MONOTONIC ms) to `receiptNs`, modulo 2^40.
     static func latencyMs(code: UInt64, receiptNs: UInt64) -> Double {

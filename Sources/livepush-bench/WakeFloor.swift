@@ -1,6 +1,7 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
+import LinuxSystem
 
 /// The floor under the hand-off latency: one process sends a bare 16-byte timestamp over a
 /// SOCK_SEQPACKET socket at 60 Hz, another blocks in recv and notes how late it woke. No

@@ -1,5 +1,6 @@
 import AudioCapture
 import CaptureLink
+import LinuxSystem
 import Synchronization
 
 /// `--desktop-audio`: what plays on the default sink (its monitor), captured through PipeWire and

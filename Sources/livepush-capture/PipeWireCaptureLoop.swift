@@ -1,5 +1,6 @@
 import CaptureLink
 import CommandLineSupport
+import LinuxSystem
 import PipeWireScreen
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@
 // window), a PipeWire video node or a camera, and hands frames to the pusher over the Capture Link
 // protocol (protocol/SPEC.md).
 import CommandLineSupport
+import LinuxSystem
 import ScreenCapture
 
 let options: [OptionSpec] = [

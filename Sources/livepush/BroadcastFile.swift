@@ -5,6 +5,7 @@ import Control
 import Foundation
 import LivePush
 import Media
+import SafeText
 
 /// The keys of a `--config` file beside LivePushConfig's: destinations, the recording, the capture
 /// target (passed to the capture helper) and the audio sources.
@@ -188,7 +189,7 @@ enum EffectiveConfiguration {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Through Control's one redaction rule (Redaction.redactURL): the key, the query (SRT's stream
+    /// Through the one redaction rule (SafeText.Redaction.redactURL): the key, the query (SRT's stream
     /// id and passphrase), a fragment and a user and password are ****.
     static func redacted(_ url: String) -> String {
         url.contains("://") ? Redaction.redactURL(url) : "****"

@@ -1,6 +1,7 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
+import LinuxSystem
 import Synchronization
 
 /// `livepush check-helper -- COMMAND ARGS...`: runs any capture helper against a pusher

@@ -1,5 +1,6 @@
 import CaptureLink
 import Foundation
+import LinuxSystem
 
 /// One path of `livepush check-helper` and how the helper handled it.
 struct PathResult {

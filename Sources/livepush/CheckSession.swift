@@ -1,6 +1,7 @@
 import CaptureLink
 import CommandLineSupport
 import Foundation
+import LinuxSystem
 import LivePush
 import Synchronization
 

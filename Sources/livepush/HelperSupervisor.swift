@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSystem
 import SafeText
 
 /// Runs the capture helper `livepush screen` started and keeps it running: when it dies (a
@@ -72,6 +73,7 @@ final class HelperSupervisor: @unchecked Sendable {
             lastLine = ""
         }
         let reader = Thread { [weak self] in
+            ThreadName.setCurrent("livepush-helper")
             var pending = Data()
             while true {
                 let chunk = output.fileHandleForReading.availableData
@@ -157,6 +159,7 @@ final class HelperSupervisor: @unchecked Sendable {
         onNote?("the capture helper \(why) after \(String(format: "%.1f", ranSeconds)) s; restarting it"
             + (delay > 0 ? " in \(Int(delay)) s" : ""))
         Thread.detachNewThread { [weak self] in
+            ThreadName.setCurrent("livepush-restart")
             Thread.sleep(forTimeInterval: delay)
             guard let self, !self.lock.withLock({ self.stopping }) else { return }
             do {

@@ -1,6 +1,7 @@
 import CommandLineSupport
 import Dispatch
 import Foundation
+import LinuxSystem
 import LivePush
 
 /// Which audio a run sends: the microphone (a named source or the default), the helper's
@@ -333,6 +334,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             // already started the next helper, which must be left alone.
             if let supervisor, let pid = sessionPid, supervisor.processIdentifier == pid {
                 Thread.detachNewThread {
+                    ThreadName.setCurrent("livepush-reaper")
                     Thread.sleep(forTimeInterval: 2)
                     if supervisor.processIdentifier == pid {
                         self.note("the capture helper (pid \(pid)) did not exit after losing its session; killing it")

@@ -3,6 +3,7 @@ import Control
 import Dispatch
 import Foundation
 import LivePush
+import SafeText
 
 /// `livepush screen [URL|FILE...]` (starts its own capture helper), `livepush push URL...
 /// [--group G]` and `livepush record --group G FILE`: record the screen to a file and push it to

@@ -1,6 +1,7 @@
 // livepush: the pusher's command-line face. Each subcommand lives in its own file.
 import CLinuxShim
 import CommandLineSupport
+import LinuxSystem
 
 // Memory (issue 22): libx264 madvises its frame buffers for transparent huge pages, which makes
 // each resident in whole 2 MiB pages (about 7 MiB more at 1080p, the encoder's output unchanged

@@ -1,5 +1,7 @@
 import AudioCapture
 import Foundation
+import LinuxSystem
+import PipeWireCore
 import Testing
 import TestSupport
 
@@ -41,11 +43,7 @@ final class CaptureRecorder: @unchecked Sendable {
     }
 }
 
-func monotonicNowNs() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
+func monotonicNowNs() -> UInt64 { MonotonicClock.nowNs() }
 
 /// Channel `channel` of interleaved chunks, concatenated.
 func channel(_ channel: Int, of chunks: [PCMChunk]) -> [Float] {
@@ -203,10 +201,11 @@ struct PipeWireAudioCaptureTests {
             _ = try AudioDevices.listSources(remote: socket)
             Issue.record("listed sources without a daemon")
         } catch {
-            guard case .noDaemon(let detail) = error else {
+            guard case .pipeWire(let connectionError) = error, case .noDaemon = connectionError else {
                 Issue.record("expected noDaemon, got \(error)")
                 return
             }
+            let detail = connectionError.description
             #expect(detail.contains(socket))
             #expect(detail.contains("no socket there"))
             #expect(error.description.contains("start pipewire"))

@@ -1,5 +1,6 @@
 import AudioCapture
 import Foundation
+import PipeWireCore
 import Testing
 import TestSupport
 
@@ -17,7 +18,7 @@ struct PipeWireProbeTests {
     @Test func missingSocketIsNamedInTheError() throws {
         let runtimeDirectory = try TestEnvironment.value("XDG_RUNTIME_DIR", of: .pipewire)
         let socket = runtimeDirectory + "/no-such-pipewire"
-        #expect(throws: PipeWireError.cannotConnect(socket: socket, socketExists: false)) {
+        #expect(throws: PipeWireConnectionError.noDaemon(socket: socket, socketExists: false)) {
             try PipeWireProbe.serverInfo(remote: socket)
         }
     }

@@ -1,6 +1,7 @@
 import CaptureLink
 import Foundation
 import Glibc
+import LinuxSystem
 import Synchronization
 import Testing
 import TestSupport

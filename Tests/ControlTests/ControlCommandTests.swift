@@ -90,24 +90,7 @@ struct ControlCommandTests {
         #expect((back["d"] as? [String: Any])?["y"] as? Double == 2.5)
     }
 
-    @Test func keysAreRedactedFromEveryURLInAText() {
-        #expect(Redaction.redact("push to rtmp://example.com:1935/live/secret123 failed")
-            == "push to rtmp://example.com:1935/live/**** failed")
-        #expect(Redaction.redact("srt://h:9000?streamid=x&passphrase=p") == "srt://h:9000?****")
-        #expect(Redaction.redact("rtmp://h/live/****") == "rtmp://h/live/****")
-        #expect(Redaction.redact("no url here") == "no url here")
+    @Test func addShowsItsURLRedacted() {
         #expect(ControlCommand.add(url: "rtmp://h/app/key").arguments == ["rtmp://h/app/****"])
-    }
-
-    /// Issue 30: one rule for every output, --print-config included.
-    @Test func passwordsFragmentsAndQueriesAreRedactedToo() {
-        #expect(Redaction.redactURL("rtmps://user:pw@h:443/app/key?x=1") == "rtmps://****@h:443/app/****?****")
-        #expect(Redaction.redactURL("rtmp://user@h/app") == "rtmp://****@h/app")
-        #expect(Redaction.redactURL("srt://h:9000#frag") == "srt://h:9000#****")
-        #expect(Redaction.redactURL("rtmp://****@h/app/****?****") == "rtmp://****@h/app/****?****")
-        #expect(Redaction.redact("to rtmp://a:b@h/live/k and srt://h:1?passphrase=p.")
-            == "to rtmp://****@h/live/**** and srt://h:1?****")
-        #expect(Redaction.holdsSecret("rtmp://h/live/key") && Redaction.holdsSecret("srt://h:9000?streamid=s"))
-        #expect(!Redaction.holdsSecret("rtmp://h/live") && !Redaction.holdsSecret("srt://h:9000"))
     }
 }

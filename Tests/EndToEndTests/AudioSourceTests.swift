@@ -32,7 +32,8 @@ import TestSupport
             + "--desktop-audio captures):"
         let monitorsAt = try #require(ours.firstIndex(of: monitorHeader), "\(result.standardOutput)")
         #expect(monitorsAt == 2, "exactly one source of the environment's before the monitors: \(result.standardOutput)")
-        let monitors = Set(ours[(monitorsAt + 1)...].filter { !$0.isEmpty })
+        // The monitors run up to the next section's header (the cameras), which is not a device line.
+        let monitors = Set(ours[(monitorsAt + 1)...].prefix { $0.hasPrefix("* ") || $0.hasPrefix("  ") })
         #expect(monitors == [
             listed("* ", desktop, "Monitor of LivePush test desktop"),
             listed("  ", "livepush-test-mic-in", "Monitor of LivePush test mic input"),

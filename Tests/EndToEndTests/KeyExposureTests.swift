@@ -42,7 +42,8 @@ extension SharedScreen {
                 let printed = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8))
                                                as? [String: Any], "\(run)")
                 #expect(printed["destinations"] as? [String] == [
-                    "srt://127.0.0.1:9000?****", "rtmp://127.0.0.1/live/****?****", "rtmps://****@127.0.0.1/live/****",
+                    "srt://127.0.0.1:9000?streamid=****&passphrase=****&latency=120", "rtmp://127.0.0.1/live/****?auth=****",
+                    "rtmps://****@127.0.0.1/live/****",
                 ], "\(printed)")
             }
         }

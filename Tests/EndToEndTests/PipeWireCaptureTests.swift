@@ -305,7 +305,7 @@ struct PipeWireCaptureTests {
         ], environment: ["PIPEWIRE_REMOTE": "/tmp/livepush-no-pipewire-here"])
         #expect(result.exitCode == 78, "EX_CONFIG: \(result)")
         #expect(result.standardError == "livepush-capture: no PipeWire daemon at /tmp/livepush-no-pipewire-here "
-            + "(no socket there); start pipewire, or set PIPEWIRE_REMOTE / XDG_RUNTIME_DIR to where it runs\n")
+            + "(no socket there); start pipewire and wireplumber, or set XDG_RUNTIME_DIR (or PIPEWIRE_REMOTE) to where they run\n")
     }
 
     @Test func failedNegotiationNamesTheOfferedFormats() throws {

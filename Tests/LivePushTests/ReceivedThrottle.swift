@@ -1,6 +1,7 @@
 import Foundation
 import LivePush
 import Testing
+import TestSupport
 
 /// What a receiver got through a throttle and after it, as video kbps per second of stream time
 /// (nginx's FLV tags, an SRT listener's MPEG-TS packets): the bitrate falls under the throttle

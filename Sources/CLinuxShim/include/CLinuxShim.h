@@ -84,6 +84,10 @@ int CLinuxShim_disable_transparent_hugepages(void);
 int CLinuxShim_set_dumpable(int on);
 int CLinuxShim_get_dumpable(void);
 
+// prctl(PR_SET_NAME, name): names the calling thread as top -H, gdb and /proc/PID/task/TID/comm show
+// it; the kernel keeps 15 bytes. Returns 0 or -1 with errno.
+int CLinuxShim_set_thread_name(const char *name);
+
 // MARK: UTC timestamps
 
 /// `seconds` since the epoch plus `milliseconds` as "YYYY-MM-DDTHH:MM:SS.mmmZ" (ISO 8601, UTC) into

@@ -1,4 +1,3 @@
-import CLinuxShim
 import Glibc
 
 /// A failed system call: its name and errno, in words.
@@ -16,7 +15,7 @@ public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertib
 
 /// Runs a system call, retrying EINTR; returns its result, or throws with errno and the call's name.
 @discardableResult
-func systemCall<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throws(SystemCallError) -> T {
+public func systemCall<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throws(SystemCallError) -> T {
     while true {
         let result = body()
         if result >= 0 { return result }
@@ -26,13 +25,16 @@ func systemCall<T: FixedWidthInteger>(_ name: String, _ body: () -> T) throws(Sy
     }
 }
 
-/// CLOCK_MONOTONIC in nanoseconds: the one clock of the protocol.
+/// CLOCK_MONOTONIC: the one clock of Capture Link, of the pusher and of every helper.
 public enum MonotonicClock {
     public static func nowNs() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
+
+    /// The same clock in milliseconds, for deadlines.
+    public static func nowMs() -> Int { Int(nowNs() / 1_000_000) }
 
     /// Sleeps until an absolute CLOCK_MONOTONIC time, so that a paced loop does not drift.
     /// Returns early (false) when a signal arrives and `shouldStop` says so.
@@ -46,22 +48,14 @@ public enum MonotonicClock {
     }
 }
 
-/// An owned file descriptor, closed when the owner is done with it.
-final class OwnedDescriptor {
-    private(set) var rawValue: Int32
+/// CPU time in seconds: the process's (all its threads) or the calling thread's.
+public enum CPUTime {
+    public static func processSeconds() -> Double { seconds(CLOCK_PROCESS_CPUTIME_ID) }
+    public static func threadSeconds() -> Double { seconds(CLOCK_THREAD_CPUTIME_ID) }
 
-    init(_ rawValue: Int32) { self.rawValue = rawValue }
-
-    deinit { if rawValue >= 0 { Glibc.close(rawValue) } }
-
-    func close() {
-        if rawValue >= 0 { Glibc.close(rawValue) }
-        rawValue = -1
-    }
-
-    /// Gives up ownership and returns the descriptor.
-    func take() -> Int32 {
-        defer { rawValue = -1 }
-        return rawValue
+    private static func seconds(_ clock: clockid_t) -> Double {
+        var now = timespec()
+        clock_gettime(clock, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }
