@@ -26,7 +26,7 @@ extension LivePusher {
     /// the smaller size, so that it grabs less (and for WELCOME's maximum again at the configured
     /// size); one without it keeps sending full frames, which the pusher scales, because it may
     /// crop to a smaller CONFIG (SPEC §12.5, clarification 28).
-    func updateResolution(_ outputs: [RTMPOutputFigures], pipeline: VideoPipeline) {
+    func updateResolution(_ outputs: [PushOutputFigures], pipeline: VideoPipeline) {
         guard var controller = resolutionController, !outputs.isEmpty else { return }
         let congested = outputs.contains { $0.queuedMs > BitrateController.congestedQueueMs }
         let calm = outputs.allSatisfy { $0.queuedMs < BitrateController.calmQueueMs }

@@ -40,9 +40,9 @@ public final class LivePusher: @unchecked Sendable {
     var recording: LocalRecording?
     /// The live push destinations, those that gave up (for reconnectPush and restartPush), and
     /// what the stopped ones carried.
-    var pushes: [RTMPOutput] = []
+    var pushes: [PushOutput] = []
     var givenUpPushes: [PushDestination] = []
-    var finishedPushTotals: [(url: PushDestination, totals: RTMPOutputTotals)] = []
+    var finishedPushTotals: [(url: PushDestination, totals: PushOutputTotals)] = []
     private var statisticsTimer: DispatchSourceTimer?
     private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, ticksSkipped: 0, bytes: 0)
     private var lastAudioBytes = 0
@@ -60,7 +60,7 @@ public final class LivePusher: @unchecked Sendable {
     private var audioControls = PendingAudioControls()
     /// Each destination's latest status and figures (`status`, LivePusherStatus.swift).
     var destinationStatus: [ObjectIdentifier: PushStatus] = [:]
-    var destinationFigures: [ObjectIdentifier: RTMPOutputFigures] = [:]
+    var destinationFigures: [ObjectIdentifier: PushOutputFigures] = [:]
     /// `snapshotJPEG`'s picture and encoder, made on first use.
     let snapshotter = Mutex<Snapshotter?>(nil)
     /// Since when the network has carried less than the minimum bitrate (ns), if it has.
@@ -466,7 +466,7 @@ public final class LivePusher: @unchecked Sendable {
     /// The poor-network picture replaces the screen once a destination has carried less than
     /// the minimum bitrate with a backlog for `networkPoorAfterMs`, and leaves once every queue
     /// has drained. Called with the lock held.
-    private func updateNetworkPoor(_ outputs: [RTMPOutputFigures], pipeline: VideoPipeline) {
+    private func updateNetworkPoor(_ outputs: [PushOutputFigures], pipeline: VideoPipeline) {
         let minKbps = bitrateController.minKbps
         let poor = outputs.contains {
             $0.queuedMs > BitrateController.congestedQueueMs && $0.sendRateKbps < minKbps

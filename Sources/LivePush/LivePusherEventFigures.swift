@@ -12,7 +12,7 @@ extension LivePusher {
     /// Each destination with its status and last-second figures. Called with `lock` held.
     func destinationStatusesLocked() -> [LivePushDestinationStatus] {
         pushes.enumerated().map { index, output in
-            let figures = destinationFigures[ObjectIdentifier(output)] ?? RTMPOutputFigures()
+            let figures = destinationFigures[ObjectIdentifier(output)] ?? PushOutputFigures()
             return LivePushDestinationStatus(
                 index: index, url: output.url.description, status: destinationStatus[ObjectIdentifier(output)] ?? .connecting,
                 sendBitrateKbps: figures.sendRateKbps, queueMs: figures.queuedMs, delayMs: figures.delayMs,

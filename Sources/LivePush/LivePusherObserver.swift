@@ -204,7 +204,7 @@ public enum LivePushErrorCode {
     public static let pushPassphraseRejected: Int32 = -1416
 
     /// The code for a push failure of `kind`.
-    static func push(_ kind: RTMPError.Kind) -> Int32 {
+    static func push(_ kind: PushError.Kind) -> Int32 {
         switch kind {
         case .dnsFailed: pushDNSFailed
         case .connectionRefused: pushConnectionRefused

@@ -48,9 +48,9 @@ extension LivePusher {
         }
         givenUpPushes.removeAll { $0 == url }
         let redacted = url.description
-        let output: RTMPOutput
+        let output: PushOutput
         do {
-            output = try RTMPOutput(url: url, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
+            output = try PushOutput(url: url, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
                                     retryIntervalMs: config.connectRetryIntervalMs, retryCount: config.connectRetryCount,
                                     caFile: config.caFile)
         } catch {
@@ -94,7 +94,7 @@ extension LivePusher {
 
     /// A destination gave up (on its sender thread, which then ends by itself): it leaves the
     /// live set and the pipelines, and is kept for `reconnectPush` and `restartPush`.
-    private func outputGaveUp(_ output: RTMPOutput) {
+    private func outputGaveUp(_ output: PushOutput) {
         lock.withLock {
             guard pushes.contains(where: { $0 === output }) else { return }
             pushes.removeAll { $0 === output }
@@ -178,13 +178,13 @@ extension LivePusher {
     }
 
     /// Keeps what a stopped output carried (called with the lock held).
-    private func recordTotals(of output: RTMPOutput) {
+    private func recordTotals(of output: PushOutput) {
         Self.merge(output.url, output.totals, into: &finishedPushTotals)
     }
 
     /// Adds `totals` to the entry for `url` (a destination started again adds up).
-    private static func merge(_ url: PushDestination, _ totals: RTMPOutputTotals,
-                              into list: inout [(url: PushDestination, totals: RTMPOutputTotals)])
+    private static func merge(_ url: PushDestination, _ totals: PushOutputTotals,
+                              into list: inout [(url: PushDestination, totals: PushOutputTotals)])
     {
         if let index = list.firstIndex(where: { $0.url == url }) {
             list[index].totals.publishedMs += totals.publishedMs

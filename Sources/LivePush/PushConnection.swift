@@ -1,13 +1,11 @@
 import FLV
 import Media
 import RTMP
-import SafeText
 import SRT
 
 /// One live connection of a push output to its server: RTMP (over TCP or TLS) or SRT. The
 /// output's sender thread owns it; only `abort` is called from another thread. Failures are
-/// `RTMPError`s for either protocol (`PushError`), so the status events, retries and codes are
-/// the same.
+/// `PushError`s for either protocol, so the status events, retries and codes are the same.
 protocol PushConnection: AnyObject {
     /// Metadata and the sequence headers (RTMP), or nothing (MPEG-TS repeats them in-band).
     func sendHeaders() throws(PushError)
@@ -18,8 +16,8 @@ protocol PushConnection: AnyObject {
     /// Media accepted but not yet acknowledged by the network, in ms (SRT's send buffer; RTMP: 0,
     /// its backlog is the output's queue). Added to the queue for congestion and auto bitrate.
     var transportBacklogMs: Int { get }
-    /// The protocol's own figures since the previous call (SRT), nil for RTMP.
-    func takeTransportFigures() -> SRTStatistics?
+    /// The protocol's own figures since the previous call (SRT), nil when it has none (RTMP).
+    func takeTransportFigures() -> TransportFigures?
     /// The video's new metadata and sequence header mid-stream (adaptive resolution); MPEG-TS
     /// carries SPS and PPS in-band, so SRT sends nothing.
     func sendVideoHeaders(_ headers: StreamHeaders, timestampMs: UInt32) throws(PushError)
@@ -27,23 +25,6 @@ protocol PushConnection: AnyObject {
     func finish()
     /// Breaks the connection from another thread.
     func abort()
-}
-
-/// Push failures, whatever the protocol: the step, a sentence, and a kind to act on.
-typealias PushError = RTMPError
-
-extension RTMPError {
-    /// The same failure with its detail, which may quote the server, neutralised (`UntrustedText`).
-    var neutralised: RTMPError {
-        guard UntrustedText.needsNeutralising(detail) || detail.unicodeScalars.count > Self.maxDetailScalars else {
-            return self
-        }
-        return RTMPError(step: step, detail: UntrustedText.neutralised(detail, maxScalars: Self.maxDetailScalars),
-                         kind: kind)
-    }
-
-    /// Our sentence plus a server's description: longer than a helper's text, still capped.
-    static let maxDetailScalars = 600
 }
 
 /// The stream's metadata and sequence headers, shared by every connection of one output.
@@ -61,23 +42,40 @@ final class RTMPConnection: PushConnection {
     private var body: [UInt8] = []
 
     init(url: RTMPURL, caFile: String?, sendBufferBytes: Int, headers: StreamHeaders) throws(PushError) {
-        publisher = try RTMPPublisher(url: url, caFile: caFile, sendBufferBytes: sendBufferBytes)
+        do {
+            publisher = try RTMPPublisher(url: url, caFile: caFile, sendBufferBytes: sendBufferBytes)
+        } catch {
+            throw PushError(error)
+        }
         self.headers = headers
     }
 
+    /// The RTMP client's calls, their failures in LivePush's terms.
+    private func rtmp<T>(_ body: () throws(RTMPError) -> T) throws(PushError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw PushError(error)
+        }
+    }
+
     func sendHeaders() throws(PushError) {
-        try publisher.sendMetadata(headers.metadata)
-        try publisher.sendVideo(FLV.avcSequenceHeaderBody(decoderConfigurationRecord: headers.decoderConfiguration),
-                                timestampMs: 0)
-        if let config = headers.audioSpecificConfig {
-            try publisher.sendAudio(FLV.aacSequenceHeaderBody(audioSpecificConfig: config), timestampMs: 0)
+        try rtmp { () throws(RTMPError) in
+            try publisher.sendMetadata(headers.metadata)
+            try publisher.sendVideo(FLV.avcSequenceHeaderBody(decoderConfigurationRecord: headers.decoderConfiguration),
+                                    timestampMs: 0)
+            if let config = headers.audioSpecificConfig {
+                try publisher.sendAudio(FLV.aacSequenceHeaderBody(audioSpecificConfig: config), timestampMs: 0)
+            }
         }
     }
 
     func sendVideoHeaders(_ headers: StreamHeaders, timestampMs: UInt32) throws(PushError) {
-        try publisher.sendMetadata(headers.metadata)
-        try publisher.sendVideo(FLV.avcSequenceHeaderBody(decoderConfigurationRecord: headers.decoderConfiguration),
-                                timestampMs: timestampMs)
+        try rtmp { () throws(RTMPError) in
+            try publisher.sendMetadata(headers.metadata)
+            try publisher.sendVideo(FLV.avcSequenceHeaderBody(decoderConfigurationRecord: headers.decoderConfiguration),
+                                    timestampMs: timestampMs)
+        }
     }
 
     func send(video packet: EncodedVideoPacket, timestampMs: UInt32) throws(PushError) -> Int {
@@ -85,19 +83,19 @@ final class RTMPConnection: PushConnection {
         packet.payload.withUnsafeBytes {
             FLV.appendAVCVideoBody(annexB: $0, isKeyframe: packet.isKeyframe, compositionTimeMs: 0, to: &body)
         }
-        try publisher.sendVideo(body, timestampMs: timestampMs)
+        try rtmp { () throws(RTMPError) in try publisher.sendVideo(body, timestampMs: timestampMs) }
         return body.count
     }
 
     func send(audio packet: EncodedAudioPacket, timestampMs: UInt32) throws(PushError) -> Int {
         body.removeAll(keepingCapacity: true)
         packet.payload.withUnsafeBytes { FLV.appendAACFrameBody($0, to: &body) }
-        try publisher.sendAudio(body, timestampMs: timestampMs)
+        try rtmp { () throws(RTMPError) in try publisher.sendAudio(body, timestampMs: timestampMs) }
         return body.count
     }
 
     var transportBacklogMs: Int { 0 }
-    func takeTransportFigures() -> SRTStatistics? { nil }
+    func takeTransportFigures() -> TransportFigures? { nil }
     func finish() { publisher.finish() }
     func abort() { publisher.abort() }
 }

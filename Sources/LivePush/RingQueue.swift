@@ -1,6 +1,6 @@
 /// A first-in first-out queue on a ring of slots: `append` at the back and `removeFirst` at the
 /// front cost no shifting and, once the ring has grown to the largest backlog seen, no allocation
-/// (`RTMPOutput`'s send queue). It grows by doubling when full and never shrinks; `removeAll`
+/// (`PushOutput`'s send queue). It grows by doubling when full and never shrinks; `removeAll`
 /// keeps the slots. Not thread-safe (the owner locks).
 struct RingQueue<Element> {
     private var slots: [Element?]

@@ -15,7 +15,7 @@ final class SRTConnection: PushConnection {
         do {
             caller = try SRTCaller(url: url, timeoutMs: timeoutMs)
         } catch {
-            throw Self.pushError(error, step: .connect)
+            throw PushError(error, step: .connect)
         }
         do {
             muxer = try MPEGTSMuxer(streams: streams) { [unowned self] chunk in
@@ -29,7 +29,7 @@ final class SRTConnection: PushConnection {
                 }
             }
         } catch {
-            throw sendFailure.map { Self.pushError($0, step: .send) }
+            throw sendFailure.map { PushError($0, step: .send) }
                 ?? PushError(step: .connect, detail: "cannot start the MPEG-TS muxer: \(error)", kind: .networkLost)
         }
     }
@@ -50,7 +50,7 @@ final class SRTConnection: PushConnection {
         do {
             try body()
         } catch {
-            throw sendFailure.map { Self.pushError($0, step: .send) }
+            throw sendFailure.map { PushError($0, step: .send) }
                 ?? PushError(step: .send, detail: "MPEG-TS muxing failed: \(error)", kind: .networkLost)
         }
         return bytesWritten - before
@@ -58,19 +58,8 @@ final class SRTConnection: PushConnection {
 
     var transportBacklogMs: Int { caller.sendBufferMs }
 
-    func takeTransportFigures() -> SRTStatistics? { caller.takeStatistics() }
+    func takeTransportFigures() -> TransportFigures? { TransportFigures(caller.takeStatistics()) }
 
     func finish() { caller.abort() }
     func abort() { caller.abort() }
-
-    private static func pushError(_ error: SRTError, step: PushError.Step) -> PushError {
-        let kind: PushError.Kind = switch error.kind {
-        case .dnsFailed: .dnsFailed
-        case .timedOut: .timedOut
-        case .passphraseRejected: .passphraseRejected
-        case .rejected: .rejected
-        case .networkLost, .setupFailed: .networkLost
-        }
-        return PushError(step: step, detail: error.description, kind: kind)
-    }
 }

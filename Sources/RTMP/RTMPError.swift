@@ -38,8 +38,6 @@ public struct RTMPError: Error, Equatable, CustomStringConvertible {
         case tlsHandshakeFailed
         /// rtmps://: the CA file given (`--ca-file`, `caFile`) cannot be read (no retries).
         case caFileUnreadable
-        /// srt://: the listener refused the passphrase, or wants one that was not given (no retries).
-        case passphraseRejected
         /// The server sent what RTMP does not allow (`RTMPError.violation` names it): a Set Chunk
         /// Size outside 1...2^31-1, a window acknowledgement size of 0, a message too large. The
         /// connection is closed; a new one may reach a server that behaves.
@@ -52,7 +50,7 @@ public struct RTMPError: Error, Equatable, CustomStringConvertible {
         public var isPermanent: Bool {
             switch self {
             case .rejected, .certificateUntrusted, .certificateNameMismatch, .certificateExpired, .notTLS,
-                 .caFileUnreadable, .passphraseRejected:
+                 .caFileUnreadable:
                 true
             default: false
             }

@@ -5,7 +5,7 @@
 /// window or start a terminal escape sequence. LivePush applies `neutralised` where such text
 /// enters the pusher (docs/architecture.md, "Text from strangers"): `PusherSession` for
 /// everything a helper says (HELLO's name and version, START's info, FINISH, ERROR, the text a
-/// violation quotes), `RTMPOutput` for what a server says (`_error` and `onStatus` descriptions,
+/// violation quotes), `PushOutput` for what a server says (`_error` and `onStatus` descriptions,
 /// SRT's reject reasons), and `HelperSupervisor` for the lines a helper prints. Every display
 /// (the terminal, the JSON events, the dashboard, the session report) then shows the result.
 ///

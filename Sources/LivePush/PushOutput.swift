@@ -14,8 +14,8 @@ public enum PushStatus: Int32, Sendable {
     case reconnecting = 3
 }
 
-/// What one destination's sender measured since the last look (`RTMPOutput.takeFigures`).
-struct RTMPOutputFigures: Sendable {
+/// What one destination's sender measured since the last look (`PushOutput.takeFigures`).
+struct PushOutputFigures: Sendable {
     /// Buffered media in the queue right now: its video frames times the frame interval (not its
     /// timestamps' span, which a stall of the pusher widens without anything waiting longer).
     var queuedMs = 0
@@ -28,15 +28,15 @@ struct RTMPOutputFigures: Sendable {
     /// Video frames dropped in the interval because the network could not keep up.
     var framesDropped = 0
     var isPublishing = false
-    /// SRT's own figures (nil for RTMP).
-    var transport: SRTStatistics?
+    /// The protocol's own figures (SRT's; nil for RTMP).
+    var transport: TransportFigures?
 
     /// What the network carried in the interval, kbps.
     var sendRateKbps: Int { intervalMs > 0 ? bytesSent * 8 / intervalMs : 0 }
 }
 
-/// What one destination carried since it started (`RTMPOutput.totals`).
-struct RTMPOutputTotals: Sendable {
+/// What one destination carried since it started (`PushOutput.totals`).
+struct PushOutputTotals: Sendable {
     var publishedMs = 0
     var bytesSent: Int64 = 0
 }
@@ -52,7 +52,7 @@ struct RTMPOutputTotals: Sendable {
 /// the next keyframe, as OBS does. Keyframes and audio are never dropped for congestion; only
 /// when the queue passes `maxQueuedBytes` (a connection that barely moves, until the send
 /// timeout declares it lost) does the oldest media go, so memory stays bounded.
-final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
+final class PushOutput: EncodedMediaSink, @unchecked Sendable {
     let url: PushDestination
     /// Replaced (under `condition`) when the video encoder changes size: a reconnection starts with these.
     private var headers: StreamHeaders
@@ -86,7 +86,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private var currentPublisher: (any PushConnection)?
     /// Set by `reconnect()`: the sender drops its connection and connects again.
     private var reconnectRequested = false
-    private var figures = RTMPOutputFigures()
+    private var figures = PushOutputFigures()
     private var figuresSinceNs = MonotonicClock.nowNs()
     private var totalBytesSent: Int64 = 0
     private var publishedNs: UInt64 = 0
@@ -95,9 +95,9 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     private var delaySumMs = 0.0, delaySquareSumMs = 0.0, delayCount = 0
     var onStatus: (@Sendable (PushStatus, String) -> Void)?
     /// A connection attempt failed and another follows (the error, the attempt number).
-    var onRetry: (@Sendable (RTMPError, Int) -> Void)?
+    var onRetry: (@Sendable (PushError, Int) -> Void)?
     /// Pushing ended for good: the server refused, or reconnecting ran out of retries.
-    var onFailure: (@Sendable (RTMPError) -> Void)?
+    var onFailure: (@Sendable (PushError) -> Void)?
     /// Called when a (re)connection needs a keyframe to start on.
     var onNeedKeyframe: (@Sendable () -> Void)?
     /// Called (on a pipeline thread) when congestion starts dropping video.
@@ -220,7 +220,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     }
 
     /// The figures since the previous call.
-    func takeFigures() -> RTMPOutputFigures {
+    func takeFigures() -> PushOutputFigures {
         condition.lock()
         defer { condition.unlock() }
         let nowNs = MonotonicClock.nowNs()
@@ -234,7 +234,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             result.delayMs = Int(mean.rounded())
             result.jitterMs = Int(max(0, delaySquareSumMs / Double(delayCount) - mean * mean).squareRoot().rounded())
         }
-        figures = RTMPOutputFigures()
+        figures = PushOutputFigures()
         figuresSinceNs = nowNs
         delaySumMs = 0
         delaySquareSumMs = 0
@@ -243,11 +243,11 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
     }
 
     /// Time published and bytes sent since the start, over every connection.
-    var totals: RTMPOutputTotals {
+    var totals: PushOutputTotals {
         condition.lock()
         defer { condition.unlock() }
         let currentNs = publishingSinceNs.map { MonotonicClock.nowNs() - $0 } ?? 0
-        return RTMPOutputTotals(publishedMs: Int((publishedNs + currentNs) / 1_000_000), bytesSent: totalBytesSent)
+        return PushOutputTotals(publishedMs: Int((publishedNs + currentNs) / 1_000_000), bytesSent: totalBytesSent)
     }
 
     /// What the queue holds, by its video frames: a stall of the pusher (its ticks skipped, the
@@ -321,7 +321,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         while !isStopped {
             onStatus?(attempts == 0 ? .connecting : .reconnecting, attempts == 0
                 ? "connecting to \(url)" : "reconnecting to \(url) (attempt \(attempts) of \(retryCount))")
-            do throws(RTMPError) {
+            do throws(PushError) {
                 let publisher = try connect()
                 condition.lock()
                 currentPublisher = publisher
@@ -337,20 +337,21 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
                 onNeedKeyframe?()
                 attempts = 0
                 defer { setPublishing(false) }
-                try sendLoop(publisher, baseMs: &baseMs)
-                publisher.finish()
-                onStatus?(.disconnected, "stopped pushing to \(url)")
-                return
+                switch try sendLoop(publisher, baseMs: &baseMs) {
+                case .stopped:
+                    publisher.finish()
+                    onStatus?(.disconnected, "stopped pushing to \(url)")
+                    return
+                case .reconnectRequested:
+                    attempts = 1  // a requested reconnection: at once, counted as the first retry
+                    continue
+                }
             } catch {
                 // What the server said (an `_error` or `onStatus` description, SRT's reject reason)
                 // is shown with its control characters escaped from here on (SPEC §2.3's rule,
                 // applied to servers too): in onError, the status messages, the events, the report.
                 let error = error.neutralised
                 if isStopped { break }
-                if error.detail == Self.reconnectRequestedDetail {
-                    attempts = 1  // a requested reconnection: at once, counted as the first retry
-                    continue
-                }
                 attempts += 1
                 if attempts > retryCount || error.kind.isPermanent {
                     onFailure?(error)
@@ -366,7 +367,12 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
         onStatus?(.disconnected, "stopped pushing to \(url)")
     }
 
-    private static let reconnectRequestedDetail = "reconnection requested"
+    /// How a connection's send loop ended without a failure.
+    private enum ConnectionEnd {
+        case stopped
+        /// `reconnect()` asked for a new connection; the old one was finished politely.
+        case reconnectRequested
+    }
 
     /// A new connection of the destination's kind.
     private func connect() throws(PushError) -> any PushConnection {
@@ -402,7 +408,7 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
 
     /// Sends queued packets until stopped; a (re)connection starts at a keyframe, and audio
     /// joins from there.
-    private func sendLoop(_ publisher: any PushConnection, baseMs: inout Int64?) throws(PushError) {
+    private func sendLoop(_ publisher: any PushConnection, baseMs: inout Int64?) throws(PushError) -> ConnectionEnd {
         var waitingForKeyframe = true
         var keyframePtsMs: Int64 = 0
         while true {
@@ -410,13 +416,13 @@ final class RTMPOutput: EncodedMediaSink, @unchecked Sendable {
             while queue.isEmpty && !stopped && !reconnectRequested { condition.wait() }
             if stopped {
                 condition.unlock()
-                return
+                return .stopped
             }
             if reconnectRequested {
                 reconnectRequested = false
                 condition.unlock()
                 publisher.finish()
-                throw RTMPError(step: .send, detail: Self.reconnectRequestedDetail)
+                return .reconnectRequested
             }
             guard let packet = queue.popFirst() else {
                 condition.unlock()
