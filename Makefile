@@ -64,6 +64,9 @@ bench: build
 # 1080p30 lines, in the same run (issue 22, about 15 min more): the scrolling screen, x264's floor,
 # push + a CRF recording, 1080p60 and 1440p30 against ffmpeg (--extra none leaves them out).
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench push --runs 3 --painter .build/x11-paint
+# load benchmark (issue 29): the three publishers under a CPU hog of 2 busy loops (A/V offset, drift,
+# pictures missing, sound holes at nginx), and a SIGSTOP of 800 ms of livepush push (video lost at nginx).
+	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench load --runs 3 --painter .build/x11-paint
 # allocation benchmark (issue 22): heap allocations per second of a steady 1080p30 push, counted by an LD_PRELOAD shim.
 	cc -std=gnu11 -O2 -shared -fPIC tools/testclients/alloc-count.c -o .build/alloc-count.so
 	tools/testenv run --screen 1920x1080 -- $(RELEASE_BIN)/livepush-bench alloc --runs 3 --painter .build/x11-paint \

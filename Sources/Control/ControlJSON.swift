@@ -24,6 +24,7 @@ public enum ControlJSON {
             "bytesSent": figures.bytesSent, "micLevel": figures.micLevel, "desktopLevel": figures.desktopLevel,
             "videoProcessMs": figures.videoProcessMs, "sourceWidth": figures.sourceWidth,
             "sourceHeight": figures.sourceHeight, "keyframesForced": figures.keyframesForced,
+            "videoSkippedFrames": figures.videoSkippedFrames, "audioGapMs": figures.audioGapMs,
         ]
     }
 

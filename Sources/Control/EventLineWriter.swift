@@ -36,6 +36,7 @@ struct EventLineWriter {
         int("appCpu", figures.appCpu)
         int("audioBitrateKbps", figures.audioBitrateKbps)
         int("audioChannels", figures.audioChannels)
+        int("audioGapMs", figures.audioGapMs)
         int("audioSampleRateHz", figures.audioSampleRateHz)
         int("bytesSent", figures.bytesSent)
         int("delayMs", figures.delayMs)
@@ -69,6 +70,7 @@ struct EventLineWriter {
         string("type", "statistics")
         int("videoBitrateKbps", figures.videoBitrateKbps)
         double("videoProcessMs", figures.videoProcessMs)
+        int("videoSkippedFrames", figures.videoSkippedFrames)
         int("width", figures.width)
         end()
     }

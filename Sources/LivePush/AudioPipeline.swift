@@ -30,8 +30,11 @@ struct AudioPipelineSettings: Sendable {
     var bitrateKbps: Int
     /// CLOCK_MONOTONIC time of the shared timeline's zero (the video pipeline's first tick).
     var epochNs: UInt64
-    /// How long after a 20 ms frame's end the mixer waits for late samples before mixing it.
+    /// How long after a 20 ms frame's end the mixer waits for late samples before mixing it, at
+    /// least: a chunk that still comes too late raises the wait, up to `maxMixDelayMs`.
     var mixDelayMs: Int = 50
+    /// The most the mixer waits: what comes later still is a hole, counted (`gapMs`).
+    var maxMixDelayMs: Int = 250
 }
 
 /// The audio pipeline, on its own thread: every 20 ms of the shared CLOCK_MONOTONIC timeline it
@@ -39,6 +42,16 @@ struct AudioPipelineSettings: Sendable {
 /// libswresample, placed by their capture timestamps), applies volumes and mute, lets the
 /// application process the frame, and encodes AAC for the sinks. A source with nothing for an
 /// interval contributes silence, so the output never stops and its timestamps stay continuous.
+///
+/// One clock: the n-th 20 ms frame is the interval at epoch + n * 20 ms, and the AAC encoder's
+/// timestamps count its samples: after a stall of the process the frames missed are mixed at once
+/// (a burst); only when the mixer is more than `maxBehindMs` behind (stopped or starved that long)
+/// does it stop mixing them and encode silence for them at once (cheaper than mixing, and the
+/// timestamps stay continuous), counted as a hole: the sound keeps its time either way.
+///
+/// The mix waits `mixDelayMs` after a frame's end for late samples; a chunk that comes after its
+/// frame was mixed raises the wait (bounded by `maxMixDelayMs`, lowered again once chunks are on
+/// time), and the silence a delivering source's hole left in the mix is counted (`gapMs`).
 final class AudioPipeline: @unchecked Sendable {
     let settings: AudioPipelineSettings
     let encoder: AACEncoder
@@ -101,6 +114,13 @@ final class AudioPipeline: @unchecked Sendable {
         var sawFirstSamples = false
         var framesMixed = 0
         var bytesEncoded = 0
+        /// The end of the last frame mixed, on the timeline (CLOCK_MONOTONIC ns): samples before it come too late.
+        var mixedUpToNs: UInt64 = 0
+        /// The mixer's wait after a frame's end now, and when a chunk last came too late.
+        var mixDelayNs: UInt64 = 0
+        var lastLateNs: UInt64 = 0
+        /// Holes in delivering sources' sound, summed over the sources, since the start.
+        var gapNs: UInt64 = 0
     }
 
     init(settings: AudioPipelineSettings) throws(MediaError) {
@@ -108,7 +128,15 @@ final class AudioPipeline: @unchecked Sendable {
         encoder = try AACEncoder(settings: AACEncoderSettings(
             sampleRateHz: settings.sampleRateHz, channels: settings.channels, bitrateKbps: settings.bitrateKbps))
         frameSamples = settings.sampleRateHz / 50
+        state.withLock { $0.mixDelayNs = UInt64(max(0, settings.mixDelayMs)) * 1_000_000 }
     }
+
+    /// Sound that sources delivering it could not bring in time (the mix had silence there), in ms
+    /// of the stream, summed over the sources, since the start.
+    var gapMs: Int { state.withLock { Int($0.gapNs / 1_000_000) } }
+
+    /// How long the mixer waits now after a frame's end for late samples, in ms.
+    var mixDelayMs: Int { state.withLock { Int($0.mixDelayNs / 1_000_000) } }
 
     func start() {
         guard !running.exchange(true, ordering: .sequentiallyConsistent) else { return }
@@ -185,11 +213,18 @@ final class AudioPipeline: @unchecked Sendable {
         guard !samples.isEmpty, channels > 0 else { return }
         if source == .microphone, let onMicrophoneSamples { onMicrophoneSamples(samples, rateHz, channels, ptsNs) }
         let outputRate = settings.sampleRateHz, outputChannels = settings.channels
+        let maxDelayNs = UInt64(max(settings.mixDelayMs, settings.maxMixDelayMs)) * 1_000_000
         let first = state.withLock { state -> Bool in
             // In place: a copy of the queue taken out and put back copied its samples every chunk.
-            state.sources[source, default: SourceQueue()].append(samples, rateHz: rateHz, channels: channels,
-                                                                 ptsNs: ptsNs, outputRateHz: outputRate,
-                                                                 outputChannels: outputChannels)
+            let arrived = state.sources[source, default: SourceQueue()].append(
+                samples, rateHz: rateHz, channels: channels, ptsNs: ptsNs, outputRateHz: outputRate,
+                outputChannels: outputChannels, mixedUpToNs: state.mixedUpToNs)
+            state.gapNs += arrived.gapNs
+            if arrived.lateNs > 0 {
+                // Too late by `lateNs`: wait that much longer (and 5 ms more), up to the bound.
+                state.mixDelayNs = min(maxDelayNs, max(state.mixDelayNs, state.mixDelayNs + arrived.lateNs + 5_000_000))
+                state.lastLateNs = MonotonicClock.nowNs()
+            }
             defer { state.sawFirstSamples = true }
             return !state.sawFirstSamples
         }
@@ -215,11 +250,18 @@ final class AudioPipeline: @unchecked Sendable {
     private func run() {
         defer { finished.signal() }
         let frameNs = UInt64(frameSamples) * 1_000_000_000 / UInt64(settings.sampleRateHz)
-        let delayNs = UInt64(settings.mixDelayMs) * 1_000_000
+        let baseDelayNs = UInt64(max(0, settings.mixDelayMs)) * 1_000_000
         var frameIndex: UInt64 = 0
         var levelSum = 0.0, levelCount = 0, levelStartIndex: UInt64 = 0
         while running.load(ordering: .relaxed) {
             let frameStartNs = settings.epochNs + frameIndex * frameNs
+            let delayNs = state.withLock { state -> UInt64 in
+                // Chunks on time for 5 s: the wait comes down again, 1 ms a frame, to the base.
+                if state.mixDelayNs > baseDelayNs && MonotonicClock.nowNs() > state.lastLateNs + 5_000_000_000 {
+                    state.mixDelayNs = max(baseDelayNs, state.mixDelayNs - 1_000_000)
+                }
+                return state.mixDelayNs
+            }
             MonotonicClock.sleep(untilNs: frameStartNs + frameNs + delayNs)
             let (micEnergy, levelIntervalMs) = mixFrame(startNs: frameStartNs)
             onProcessFrame?(&mix, Int64(frameIndex * frameNs / 1_000_000))
@@ -234,12 +276,16 @@ final class AudioPipeline: @unchecked Sendable {
                 }
             }
             encodeAndDeliver()
+            // Behind (the process was stopped or starved): the frames missed are mixed at once. More
+            // than `maxBehindMs` behind: silence for them (counted as a hole), then mixing from now.
             frameIndex += 1
-            // Far behind (the process was stopped): skip to now rather than mix a burst.
             let nowNs = MonotonicClock.nowNs()
-            if nowNs > frameStartNs + 10 * frameNs + delayNs {
-                let current = (nowNs - settings.epochNs - delayNs) / frameNs
-                if current > frameIndex + 5 { frameIndex = current - 1 }
+            let dueIndex = nowNs > settings.epochNs + delayNs + frameNs
+                ? (nowNs - settings.epochNs - delayNs - frameNs) / frameNs : 0
+            if dueIndex > frameIndex + UInt64(Self.maxBehindMs) * 1_000_000 / frameNs {
+                let skipped = dueIndex - frameIndex
+                skip(frames: Int(skipped), frameNs: frameNs)
+                frameIndex = dueIndex
             }
         }
         do {
@@ -259,6 +305,7 @@ final class AudioPipeline: @unchecked Sendable {
         let rate = settings.sampleRateHz, channels = settings.channels
         let kinds = Self.kinds
         for index in kinds.indices { hasFrame[index] = false }
+        let frameEndNs = startNs + UInt64(frameSamples) * 1_000_000_000 / UInt64(rate)
         state.withLock { state in
             for (index, kind) in kinds.enumerated() where state.sources[kind] != nil {
                 // In place (`!` on the dictionary's storage): a copy of the queue would copy its samples.
@@ -266,6 +313,7 @@ final class AudioPipeline: @unchecked Sendable {
                                           channels: channels, into: &sourceFrames[index])
                 hasFrame[index] = true
             }
+            state.mixedUpToNs = frameEndNs
         }
         for (kind, source) in pullSources.withLock({ $0 }) {
             guard let index = kinds.firstIndex(of: kind) else { continue }
@@ -317,6 +365,21 @@ final class AudioPipeline: @unchecked Sendable {
         return Int(max(0, min(100, (dBFS + 60) / 60 * 100)).rounded())
     }
 
+    /// How far behind the clock the mixer catches up by mixing; beyond, it skips, so that a starved
+    /// mixer adds at most this much to the sound's latency (and to what a stop leaves unmixed).
+    static let maxBehindMs = 300
+
+    /// Silence for `frames` 20 ms intervals, encoded at once without mixing; counted as a hole.
+    private func skip(frames: Int, frameNs: UInt64) {
+        do {
+            try encoder.encode([Float](repeating: 0, count: frames * frameSamples * settings.channels), into: &packets)
+            deliver()
+        } catch {
+            onEncoderError?(error)
+        }
+        state.withLock { $0.gapNs += UInt64(frames) * frameNs }
+    }
+
     private func encodeAndDeliver() {
         do {
             try encoder.encode(mix, into: &packets)
@@ -354,23 +417,44 @@ struct SourceQueue {
     private var resampler: AudioResampler?
     private static let toleranceMs: UInt64 = 15
     private static let maxQueuedMs = 1000
+    /// Silence the mixer has put in for this source since its samples last reached it, ns: a hole
+    /// once the source delivers again (up to `maxGapNs`; longer, the source was away, not late).
+    private var pendingGapNs: UInt64 = 0
+    private static let maxGapNs: UInt64 = 5_000_000_000
+    /// Whether any of its samples was mixed yet (the silence before a source's first samples is no hole).
+    private var mixedAny = false
 
+    /// What a chunk's arrival tells: the hole it closes (ns of silence mixed since the source's last
+    /// samples), and how much of it came too late (ns before `mixedUpToNs`, the mixer's frontier).
+    struct Arrival {
+        var gapNs: UInt64 = 0
+        var lateNs: UInt64 = 0
+    }
+
+    @discardableResult
     mutating func append(_ input: [Float], rateHz: Int, channels: Int, ptsNs: UInt64,
-                         outputRateHz: Int, outputChannels: Int) {
+                         outputRateHz: Int, outputChannels: Int, mixedUpToNs: UInt64 = 0) -> Arrival {
+        var arrival = Arrival()
+        if pendingGapNs > 0 {
+            if pendingGapNs <= Self.maxGapNs { arrival.gapNs = pendingGapNs }
+            pendingGapNs = 0
+        }
         if resampler?.inputRateHz != rateHz || resampler?.inputChannels != channels {
             resampler = try? AudioResampler(inputRateHz: rateHz, inputChannels: channels,
                                             outputRateHz: outputRateHz, outputChannels: outputChannels)
         }
-        guard let resampler else { return }
+        guard let resampler else { return arrival }
         let queuedNs = UInt64(samples.count / outputChannels) * 1_000_000_000 / UInt64(outputRateHz)
         let expectedNs = headPtsNs + queuedNs
         let jumped = ptsNs > expectedNs + Self.toleranceMs * 1_000_000 || ptsNs + Self.toleranceMs * 1_000_000 < expectedNs
         let restart = samples.isEmpty || jumped
         // Dry, or a discontinuity (a device came back, a helper restarted): start again here.
         if restart { samples.removeAll(keepingCapacity: true) }
+        let chunkStartNs = restart ? ptsNs : expectedNs
+        if mixedUpToNs > chunkStartNs { arrival.lateNs = mixedUpToNs - chunkStartNs }
         // Converted straight onto the end of the queue (no array per chunk); a chunk libswresample
         // refuses is left out (after a restart the queue is then dry, and the next chunk starts it).
-        guard (try? resampler.convert(input, appendingTo: &samples)) != nil else { return }
+        guard (try? resampler.convert(input, appendingTo: &samples)) != nil else { return arrival }
         if restart { headPtsNs = ptsNs }
         let maxValues = Self.maxQueuedMs * outputRateHz / 1000 * outputChannels
         if samples.count > maxValues {
@@ -378,6 +462,7 @@ struct SourceQueue {
             samples.removeFirst(dropFrames * outputChannels)
             headPtsNs += UInt64(dropFrames) * 1_000_000_000 / UInt64(outputRateHz)
         }
+        return arrival
     }
 
     /// `frameSamples` sample frames for the interval starting at `startNs`: silence where the
@@ -385,7 +470,10 @@ struct SourceQueue {
     mutating func take(frameSamples: Int, startNs: UInt64, rateHz: Int, channels: Int, into output: inout [Float]) {
         output.removeAll(keepingCapacity: true)
         output.append(contentsOf: repeatElement(0, count: frameSamples * channels))
-        guard !samples.isEmpty else { return }
+        guard !samples.isEmpty else {
+            if mixedAny { pendingGapNs += UInt64(frameSamples) * 1_000_000_000 / UInt64(rateHz) }
+            return
+        }
         let offsetNs = Int64(bitPattern: startNs &- headPtsNs)
         var skip = 0, lead = 0
         if abs(offsetNs) > Int64(Self.toleranceMs) * 1_000_000 {
@@ -398,6 +486,8 @@ struct SourceQueue {
         if copyFrames > 0 {
             for index in 0..<(copyFrames * channels) { output[lead * channels + index] = samples[skip * channels + index] }
         }
+        if copyFrames > 0 { mixedAny = true }
+        if mixedAny { pendingGapNs += UInt64(frameSamples - max(0, copyFrames)) * 1_000_000_000 / UInt64(rateHz) }
         let consumed = skip + max(0, copyFrames)
         samples.removeFirst(consumed * channels)
         headPtsNs += UInt64(consumed) * 1_000_000_000 / UInt64(rateHz)

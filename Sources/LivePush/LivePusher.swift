@@ -44,7 +44,7 @@ public final class LivePusher: @unchecked Sendable {
     var givenUpPushes: [PushDestination] = []
     var finishedPushTotals: [(url: PushDestination, totals: PushOutputTotals)] = []
     private var statisticsTimer: DispatchSourceTimer?
-    private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, bytes: 0)
+    private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, ticksSkipped: 0, bytes: 0)
     private var lastAudioBytes = 0
     private var lastCpuSeconds = 0.0
     private var lastSystemTicks: (busy: UInt64, total: UInt64)?
@@ -176,6 +176,7 @@ public final class LivePusher: @unchecked Sendable {
         }
         picture.attach(pipeline.compositor)
         pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
+        pipeline.onStall = { [weak self] durationMs, skipped in self?.warnStalled(durationMs: durationMs, skipped: skipped) }
         startAutoResolution(pipeline)
         pipeline.onEncoderError = { [weak self] error in
             self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
@@ -418,6 +419,8 @@ public final class LivePusher: @unchecked Sendable {
         figures.audioChannels = audioPipeline?.settings.channels ?? 0
         figures.framesRepeated = counters.repeated
         figures.framesSkipped = counters.skipped
+        figures.videoSkippedFrames = counters.ticksSkipped
+        figures.audioGapMs = audioPipeline?.gapMs ?? 0
         figures.keyframesForced = pipeline.keyframeRequests.forcedCount
         figures.recordingBytes = recording?.bytesWritten ?? 0
         figures.delayMs = outputs.map(\.delayMs).max() ?? 0

@@ -147,6 +147,14 @@ public struct LivePusherStatistics: Equatable, Sendable {
     public var sourceHeight: Int = 0
     /// Keyframes forced on request since the start (`requestKeyframe`: viewers joining).
     public var keyframesForced: Int = 0
+    /// Output pictures left out since the start because the pusher could not run their tick in
+    /// time (a busy machine, a stopped process): each is a gap of one frame at the receiver; the
+    /// pictures that follow keep their time, so sound and picture stay together.
+    public var videoSkippedFrames: Int = 0
+    /// Sound since the start that the mixer had to fill with silence although its source was
+    /// delivering (a chunk that came later than the mixer could wait, the pusher stalled), in ms
+    /// of the stream: the holes a listener hears.
+    public var audioGapMs: Int = 0
     public init() {}
 }
 
@@ -274,6 +282,10 @@ public enum LivePushWarningCode {
     /// The microphone went away; silence until it returns (then `microphoneReturned`).
     public static let microphoneLost: Int32 = 1302
     public static let microphoneReturned: Int32 = 1303
+    /// The pusher itself was stalled (stopped, or starved of CPU) for `extraInfo["durationMs"]`:
+    /// `extraInfo["picturesSkipped"]` output pictures were left out (a gap at the receiver, no
+    /// shift of what follows). Not the network: nothing is dropped for congestion because of it.
+    public static let pusherStalled: Int32 = 1105
     /// A recording of its own quality (`recordingQuality`) left pictures out: its encoder could not
     /// keep up beside the live one. Sent when it ends; `extraInfo["frames"]` is how many.
     public static let recordingFramesDropped: Int32 = 1580

@@ -16,7 +16,8 @@ public enum PushStatus: Int32, Sendable {
 
 /// What one destination's sender measured since the last look (`PushOutput.takeFigures`).
 struct PushOutputFigures: Sendable {
-    /// Buffered media in the queue right now, by timestamps (newest minus oldest).
+    /// Buffered media in the queue right now: its video frames times the frame interval (not its
+    /// timestamps' span, which a stall of the pusher widens without anything waiting longer).
     var queuedMs = 0
     /// Bytes of FLV bodies written to the socket in the interval, and the interval's length.
     var bytesSent = 0
@@ -72,6 +73,10 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
     /// Oldest first; a ring, so taking from the front shifts nothing and steady state allocates nothing.
     private var queue = RingQueue<QueuedPacket>()
     private var queuedBytes = 0
+    /// Video frames in `queue` (their count, not their timestamps' span, measures the backlog).
+    private var queuedVideoFrames = 0
+    /// One video frame's duration, µs.
+    private let frameIntervalUs: Int
     private var droppingUntilKeyframe = false
     /// True while a connection publishes: media that arrives otherwise is not queued.
     private var publishing = false
@@ -115,6 +120,10 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
             case .headers: 0
             }
         }
+        var isVideo: Bool {
+            if case .video = media { return true }
+            return false
+        }
         var isDroppableVideo: Bool {
             if case .video(let packet) = media { return !packet.isKeyframe }
             return false
@@ -140,6 +149,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         self.retryCount = retryCount
         self.dropThresholdMs = dropThresholdMs
         self.audioEncoder = audioEncoder
+        frameIntervalUs = 1_000_000 / max(1, settings.fps)
     }
 
     private let audioEncoder: AACEncoder?
@@ -240,10 +250,9 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         return PushOutputTotals(publishedMs: Int((publishedNs + currentNs) / 1_000_000), bytesSent: totalBytesSent)
     }
 
-    private var queuedDurationMs: Int {
-        guard let first = queue.first, let last = queue.last else { return 0 }
-        return Int(max(0, last.ptsMs - first.ptsMs))
-    }
+    /// What the queue holds, by its video frames: a stall of the pusher (its ticks skipped, the
+    /// next picture's timestamp a second on) adds no frame, so it is never taken for congestion.
+    private var queuedDurationMs: Int { queuedVideoFrames * frameIntervalUs / 1000 }
 
     /// The queue and what the connection holds unacknowledged: the backlog congestion is measured on.
     private var backlogMs: Int { queuedDurationMs + transportBacklogMs }
@@ -264,7 +273,11 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
             let before = queue.count
             queue.removeAll { $0.isDroppableVideo }
             queuedBytes = 0
-            queue.forEach { queuedBytes += $0.bytes }
+            queuedVideoFrames = 0
+            queue.forEach {
+                queuedBytes += $0.bytes
+                if $0.isVideo { queuedVideoFrames += 1 }
+            }
             droppingUntilKeyframe = true
             let dropped = before - queue.count
             dropVideo(dropped)
@@ -283,8 +296,10 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
     private func enqueue(_ packet: QueuedPacket) {
         queue.append(packet)
         queuedBytes += packet.bytes
+        if packet.isVideo { queuedVideoFrames += 1 }
         while queuedBytes > maxQueuedBytes, let oldest = queue.popFirst() {
             queuedBytes -= oldest.bytes
+            if oldest.isVideo { queuedVideoFrames -= 1 }
             if case .video = oldest.media { dropVideo(1); droppingUntilKeyframe = true }
         }
         condition.signal()
@@ -385,6 +400,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         publishingSinceNs = value ? nowNs : nil
         queue.removeAll()
         queuedBytes = 0
+        queuedVideoFrames = 0
         droppingUntilKeyframe = false
         transportBacklogMs = 0
         condition.unlock()
@@ -413,6 +429,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
                 continue
             }
             queuedBytes -= packet.bytes
+            if packet.isVideo { queuedVideoFrames -= 1 }
             condition.unlock()
             switch packet.media {
             case .video(let video):

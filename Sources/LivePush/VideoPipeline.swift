@@ -86,6 +86,9 @@ final class VideoPipeline: @unchecked Sendable {
         var framesEncoded = 0
         var framesRepeated = 0
         var framesSkipped = 0
+        /// Output ticks the pipeline could not run in time (the machine or the process was busy or
+        /// stopped): each leaves one picture out, never shifting the timestamps of those that follow.
+        var ticksSkipped = 0
         var bytesEncoded = 0
         var lastSequence: UInt64 = 0
         /// A size to switch the output to before the next frame (adaptive resolution).
@@ -192,10 +195,19 @@ final class VideoPipeline: @unchecked Sendable {
         }
     }
 
-    /// Counters since the start: encoded, repeated and skipped frames, encoded bytes.
-    var counters: (encoded: Int, repeated: Int, skipped: Int, bytes: Int) {
-        state.withLock { ($0.framesEncoded, $0.framesRepeated, $0.framesSkipped, $0.bytesEncoded) }
+    /// Counters since the start: encoded, repeated and skipped frames (helper frames a newer one
+    /// replaced), output ticks skipped (pictures left out), encoded bytes.
+    var counters: (encoded: Int, repeated: Int, skipped: Int, ticksSkipped: Int, bytes: Int) {
+        state.withLock { ($0.framesEncoded, $0.framesRepeated, $0.framesSkipped, $0.ticksSkipped, $0.bytesEncoded) }
     }
+
+    /// A run of skipped ticks this long or longer is a stall of the pusher (`onStall`); shorter
+    /// ones (a busy machine) are only counted.
+    static let stallThresholdMs = 300
+
+    /// Called on the pipeline thread after it was off the clock for `stallThresholdMs` or more
+    /// (the process was stopped or starved): how long, and how many pictures were left out.
+    var onStall: (@Sendable (_ durationMs: Int, _ picturesSkipped: Int) -> Void)?
 
     /// The size of the last frame taken from the helper (0x0 before the first).
     var sourceSize: (width: Int, height: Int) { state.withLock { $0.sourceSize } }
@@ -260,11 +272,21 @@ final class VideoPipeline: @unchecked Sendable {
                 state.withLock { $0.framesEncoded += 1 }  // the picture the recording encodes
             }
             state.withLock { $0.pictureSink }?.receivePicture(composed.frame, pts: Int64(tick))
-            // Next frame; when behind by more than a frame, skip ticks rather than burst, so
-            // timestamps stay on the clock.
+            // Next frame. A picture's timestamp is its tick's time on the clock (tick n is due at
+            // epoch + n / fps), never a count of pictures: when behind by more than a frame (the
+            // machine was busy, the process stopped), the ticks missed are skipped, not burst, so
+            // each leaves one picture out and those that follow keep their time (and the sound's).
             tick += 1
-            let behind = (MonotonicClock.nowNs() - startNs) / intervalNs
-            if behind > tick { tick = behind }
+            let nowNs = MonotonicClock.nowNs()
+            let behind = (nowNs - startNs) / intervalNs
+            if behind > tick {
+                let skipped = Int(behind - tick)
+                state.withLock { $0.ticksSkipped += skipped }
+                // Off the clock from the tick just due (the stall's length, to the nearest frame).
+                let offClockMs = Int((nowNs - (startNs + tick * intervalNs)) / 1_000_000)
+                if offClockMs >= Self.stallThresholdMs { onStall?(offClockMs, skipped) }
+                tick = behind
+            }
         }
         do {
             try encoder.encode(nil, pts: 0, into: &packets)

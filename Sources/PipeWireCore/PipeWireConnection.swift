@@ -91,7 +91,7 @@ public final class PipeWireConnection: @unchecked Sendable {
     /// A thread loop named `name` (the loop's thread's name: at most 15 bytes, the kernel's limit,
     /// or the thread goes unnamed), running, with a context; not connected yet.
     public init(name: String) throws(PipeWireConnectionError) {
-        precondition(name.utf8.count <= 15, "PipeWire loop name '\(name)' is longer than 15 bytes")
+        assert(name.utf8.count <= 15, "PipeWire loop name '\(name)' is longer than 15 bytes")
         Self.initializeLibrary()
         for hook in [coreListener, registryListener] { hook.initialize(to: spa_hook()) }
         coreEvents.initialize(to: pw_core_events())

@@ -12,6 +12,7 @@ let usage = """
            livepush-bench camera --producer PATH [--seconds N] [--runs N]
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST] [--extra LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
+           livepush-bench load --painter PATH [--seconds N] [--runs N] [--publishers LIST]
            livepush-bench record-size --painter PATH [--size WxH] [--fps N] [--bitrate KBPS] [--seconds N] [--runs N]
            livepush-bench control [--count N] [--runs N]
            livepush-bench picture [--count N] [--runs N]
@@ -94,6 +95,11 @@ let usage = """
       push ratios <1080p60|1440p30> cpu_vs_ffmpeg=<x.xx> latency_p50_vs_ffmpeg=<x.xx>
     --self-test checks the time code round trip (painter, x11grab, decoder) on the display.
 
+    load: the push publishers under a CPU hog (2 busy loops) with Tests/Fixtures/av_stimulus.py's flash
+    and 3 kHz burst, read at nginx (record app), the median of --runs; and livepush push stopped 800 ms:
+      <e2e|ffmpeg|gstreamer> push 1080p30 load=cpu-hog fps=<n> av_sync_ms=<n> av_drift_ms_per_min=<n> skipped=<n> audio_gap_ms=<n>
+      e2e push 1080p30 stall_ms=800 video_lost_ms=<n>
+
     record-size: `livepush screen` and ffmpeg recording a moving 3840x2160 screen (private Xvfb) at 30 fps:
       <e2e|ffmpeg> record 2160p30 cpu_pct=<n> rss_mib=<n> fps=<n> speed=<n>
       record ratios 2160p30 cpu=<x.xx>
@@ -126,6 +132,8 @@ case "record-size":  // RecordScaleBenchmark.swift (issue 22: 4K)
     RecordScaleBenchmark.main(Array(arguments.dropFirst()))
 case "push":  // push benchmark (issue 6)
     PushBenchmark.main(Array(arguments.dropFirst()))
+case "load":  // LoadBenchmark.swift (issue 29)
+    LoadBenchmark.main(Array(arguments.dropFirst()))
 case "capture":
     CaptureBenchmark.main(Array(arguments.dropFirst()))
 case "audio":  // AudioBenchmark.swift

@@ -159,7 +159,7 @@ final class HelperSupervisor: @unchecked Sendable {
         onNote?("the capture helper \(why) after \(String(format: "%.1f", ranSeconds)) s; restarting it"
             + (delay > 0 ? " in \(Int(delay)) s" : ""))
         Thread.detachNewThread { [weak self] in
-            ThreadName.setCurrent("livepush-restart")
+            ThreadName.setCurrent("livepush-retry")
             Thread.sleep(forTimeInterval: delay)
             guard let self, !self.lock.withLock({ self.stopping }) else { return }
             do {

@@ -66,11 +66,7 @@ enum AVSync {
     }
 
     static func flashOnsets(_ path: String) throws -> [Double] {
-        let times = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                      "frame=pts_time", "-of", "csv=p=0", path])
-        try #require(times.exitCode == 0, "\(times)")
-        let pts = times.standardOutput.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .punctuationCharacters)) }
-        return try flashOnsets(pts: pts, path: path)
+        try flashOnsets(pts: try MediaProbe.videoFrameTimes(path), path: path)
     }
 
     /// Frame luma through a file (ffmpeg's raw output is bytes, not text).
@@ -89,10 +85,7 @@ enum AVSync {
     }
 
     static func burstOnsets(_ path: String, frequencyHz: Double) throws -> [Double] {
-        let start = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries",
-                                                      "stream=start_time", "-of", "csv=p=0", path])
-        let startTime = try #require(Double(start.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)),
-                                     "no audio start time: \(start)")
+        let startTime = try MediaProbe.audioStartTime(path)
         let samples = try AudioAnalysis.decodeMono(path)
         var onsets: [Double] = []
         var last = -1.0

@@ -160,7 +160,10 @@ import TestSupport
         let path = try record(seconds: 5, picture: Self.flash, sound: Self.beep)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let offsetsMs = try avOffsetsMs(path)
-        #expect(offsetsMs.count >= 3 && abs(median(offsetsMs)) <= 40, "audio minus video onsets (ms): \(offsetsMs)")
+        // The median: a flash whose tick a busy machine skipped lands a frame or more late (counted,
+        // `videoSkippedFrames`); every flash under deliberate stalls is OneClockTests'.
+        // (Within 40 ms, or a frame more on the picture's side: the tick that shows a frame.)
+        #expect(offsetsMs.count >= 3 && AVOffsets.inSync(median(offsetsMs)), "audio minus video onsets (ms): \(offsetsMs)")
         print("A/V offset in the recording (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
     }
 
@@ -170,52 +173,15 @@ import TestSupport
         let path = try record(seconds: 5, picture: Self.flash, sound: Self.beep, pushURL: try TestEnvironment.recordURL(key: key))
         try? FileManager.default.removeItem(atPath: path)
         let offsetsMs = try avOffsetsMs(try TestEnvironment.closedRecording(key: key))
-        #expect(offsetsMs.count >= 2 && abs(median(offsetsMs)) <= 40, "audio minus video onsets (ms): \(offsetsMs)")
+        #expect(offsetsMs.count >= 2 && AVOffsets.inSync(median(offsetsMs)), "audio minus video onsets (ms): \(offsetsMs)")
         print("A/V offset at nginx (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
     }
 
+    /// For each flash the sound covers, the nearest beep's onset minus the flash's onset, on the
+    /// file's own timestamps (`AVOffsets`): the A/V offset a viewer sees, in ms.
+    private func avOffsetsMs(_ path: String) throws -> [Double] { try AVOffsets.offsetsMs(path, toneHz: 1000) }
+
     private func median(_ values: [Double]) -> Double {
         values.isEmpty ? .infinity : values.sorted()[values.count / 2]
-    }
-
-    /// For each flash in `path`, the nearest beep's onset (first sample above a quarter of its
-    /// amplitude) minus the flash's onset (first frame brighter than mid-grey), on the file's own
-    /// timestamps: the A/V offset a viewer sees, in ms.
-    private func avOffsetsMs(_ path: String) throws -> [Double] {
-        let starts = try ProcessRunner.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,start_time",
-                                                       "-of", "csv=p=0", path])
-        var startTime: [String: Double] = [:]
-        for line in starts.standardOutput.split(separator: "\n") {
-            let fields = line.split(separator: ",")
-            if fields.count == 2 { startTime[String(fields[0])] = Double(fields[1]) }
-        }
-        let samples = try AudioAnalysis.decodeMono(path)
-        let lumaPath = path + ".gray"
-        defer { try? FileManager.default.removeItem(atPath: lumaPath) }
-        let luma = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0:v:0", "-vf", "scale=8:8",
-                                                    "-pix_fmt", "gray", "-f", "rawvideo", lumaPath])
-        #expect(luma.exitCode == 0, "\(luma)")
-        let frames = [UInt8](try Data(contentsOf: URL(fileURLWithPath: lumaPath))).chunks(of: 64)
-            .map { $0.reduce(0) { $0 + Int($1) } / 64 }
-        var videoOnsets: [Double] = []
-        for index in frames.indices.dropFirst() where frames[index] > 128 && frames[index - 1] <= 128 {
-            videoOnsets.append((startTime["video"] ?? 0) + Double(index) / 30)
-        }
-        var audioOnsets: [Double] = []
-        var lastOnset = -1.0
-        for index in samples.indices where abs(samples[index]) > 0.125 {
-            let t = (startTime["audio"] ?? 0) + Double(index) / 48000
-            if t - lastOnset > 0.5 { audioOnsets.append(t) }
-            lastOnset = t
-        }
-        return videoOnsets.compactMap { video in
-            audioOnsets.min { abs($0 - video) < abs($1 - video) }.map { ($0 - video) * 1000 }
-        }
-    }
-}
-
-extension Array {
-    func chunks(of size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count - size + 1, by: size).map { self[$0..<$0 + size] }
     }
 }

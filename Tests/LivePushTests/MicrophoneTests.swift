@@ -13,6 +13,8 @@ struct MicrophoneTests {
         var events: [String] = []
         var levels: [Int] = []
         var messages: [String] = []
+        var statistics = LivePusherStatistics()
+        func onStatisticsUpdate(_ statistics: LivePusherStatistics) { lock.withLock { self.statistics = statistics } }
         func onWarning(code: Int32, message: String, extraInfo: [String: String]) {
             lock.withLock { events.append("warning(\(code))"); messages.append(message) }
         }
@@ -62,10 +64,11 @@ struct MicrophoneTests {
         #expect(observer.lock.withLock { observer.events }.contains("firstAudioFrame"))
         // The virtual mic plays at about -18 dBFS: a level near 70 of 100 (-60 dBFS is 0).
         let levels = observer.lock.withLock { observer.levels }
-        // The median of the last five: under CPU load a chunk that reaches the mixer after its 50 ms
-        // mix delay is mixed as silence and lowers one report (docs/testing.md, known flakes).
-        let lastLevels = levels.suffix(5).sorted()
-        #expect(levels.count >= 8 && (55...85).contains(lastLevels[lastLevels.count / 2]), "\(levels)")
+        // Each of the last five: a chunk late for the mix is waited for (up to 250 ms); one later
+        // still leaves a hole that lowers a report, and is then counted in `audioGapMs`.
+        let gapMs = observer.lock.withLock { observer.statistics.audioGapMs }
+        #expect(levels.count >= 8 && (levels.suffix(5).allSatisfy { (55...85).contains($0) } || gapMs > 0),
+                "\(levels), \(gapMs) ms of holes counted")
     }
 
     @Test func captureVolumeMovesTheLevelByWhatItSays() throws {
@@ -111,7 +114,10 @@ struct MicrophoneTests {
         let returned = waitUntil(timeoutSeconds: 15) { warned(LivePushWarningCode.microphoneReturned) }
         Thread.sleep(forTimeInterval: 2)  // let it run: 2 s of the tone after the return (measured)
         pusher.destroy()
-        let warnings = observer.lock.withLock { observer.events }.filter { $0.hasPrefix("warning") }
+        // A stall of the pusher on a busy machine (1105) is named too; it is not this test's subject.
+        let warnings = observer.lock.withLock { observer.events }.filter {
+            $0.hasPrefix("warning") && $0 != "warning(\(LivePushWarningCode.pusherStalled))"
+        }
         #expect(lost && returned && warnings == ["warning(\(LivePushWarningCode.microphoneLost))",
                                                  "warning(\(LivePushWarningCode.microphoneReturned))"], "\(warnings)")
         // At nginx: every AAC frame, 1024 samples (21.3 ms) apart, across the loss; decoded, the

@@ -55,6 +55,27 @@ public enum MediaProbe {
     /// before its first keyframe) rounds two pictures 33 and 34 ms apart onto one tick, which the
     /// muxer reports as "non monotonically increasing dts" every third frame although every picture
     /// decoded. Decoder errors and video timestamps that really repeat are still reported.
+    /// The start time of the first audio stream, s (ffprobe's `start_time`).
+    public static func audioStartTime(_ path: String) throws -> Double {
+        let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries",
+                                                       "stream=start_time", "-of", "csv=p=0", path])
+        guard result.exitCode == 0, let start = Double(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { throw Failed(result: result) }
+        return start
+    }
+
+    /// Every video frame's presentation time, s, in decoding order (ffprobe's `pts_time`; it decodes
+    /// them all: minutes of 1080p need a longer `timeoutSeconds`).
+    public static func videoFrameTimes(_ path: String, timeoutSeconds: Double = 30) throws -> [Double] {
+        let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                       "frame=pts_time", "-of", "csv=p=0", path],
+                                           timeoutSeconds: timeoutSeconds)
+        guard result.exitCode == 0 else { throw Failed(result: result) }
+        return result.standardOutput.split(separator: "\n").compactMap {
+            Double($0.trimmingCharacters(in: .punctuationCharacters.union(.whitespaces)))
+        }
+    }
+
     public static func decodeErrors(_ path: String) throws -> String {
         let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path] + nullOutput)
         guard result.exitCode == 0 else { throw Failed(result: result) }

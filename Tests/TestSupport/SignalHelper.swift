@@ -12,14 +12,20 @@ public final class SignalHelper: @unchecked Sendable {
     public let runtime: String
     public let picture: @Sendable (Double) -> UInt8
     public let sound: @Sendable (Double) -> Float
+    /// The frames' size (the picture is one value everywhere: filled with memset, cheap at 1080p).
+    public let width: Int, height: Int
+    /// Sends each AUDIO message this much after its samples' time (a helper whose sound comes late).
+    public var audioLagMs = 0
     private let stopRequested = NSLock()
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
     public private(set) var error: String?
 
     public init(group: String, runtime: String, picture: @escaping @Sendable (Double) -> UInt8,
-         sound: @escaping @Sendable (Double) -> Float)
+         sound: @escaping @Sendable (Double) -> Float, width: Int = 320, height: Int = 240)
     {
+        self.width = width
+        self.height = height
         self.group = group
         self.runtime = runtime
         self.picture = picture
@@ -41,13 +47,14 @@ public final class SignalHelper: @unchecked Sendable {
 
     private func run() throws {
         var configuration = HelperEndpointConfiguration(group: group, helperName: "signal-helper", helperVersion: "1",
-                                                        pixelFormats: [.bgrx], maxWidth: 320, maxHeight: 240)
+                                                        pixelFormats: [.bgrx], maxWidth: UInt32(width),
+                                                        maxHeight: UInt32(height))
         configuration.runtimeDirectory = runtime
         configuration.capabilities = [.audio]
         configuration.audioFormats = [.f32le]
         let helper = try HelperEndpoint(configuration: configuration)
         try helper.start(sourceInfo: "{}")
-        let width = 320, height = 240, rate = 48000
+        let rate = 48000
         let startNs = MonotonicClock.nowNs()
         var frameIndex: UInt64 = 0
         var audioSamplesSent = 0
@@ -57,14 +64,14 @@ public final class SignalHelper: @unchecked Sendable {
             _ = try helper.poll(timeoutMs: 0)
             let t = Double(frameNs - startNs) / 1e9
             if let slot = try helper.acquireSlot() {
-                let value = picture(t)
-                let bytes = slot.bytes.bindMemory(to: UInt8.self)
-                for index in 0..<(width * height * 4) { bytes[index] = value }
+                memset(slot.bytes.baseAddress!, Int32(picture(t)), width * height * 4)
                 try helper.publish(slot, format: .bgrx, width: UInt32(width), height: UInt32(height),
                                    strides: [UInt32(width * 4)], planeOffsets: [0], ptsNs: frameNs)
             }
             // Audio up to now, in 10 ms messages stamped with their first sample's time.
-            let due = Int(Double(MonotonicClock.nowNs() - startNs) / 1e9 * Double(rate))
+            let lagNs = UInt64(audioLagMs) * 1_000_000
+            let nowNs = MonotonicClock.nowNs()
+            let due = nowNs < startNs + lagNs ? 0 : Int(Double(nowNs - startNs - lagNs) / 1e9 * Double(rate))
             while due - audioSamplesSent >= 480 {
                 var pcm: [UInt8] = []
                 pcm.reserveCapacity(480 * 8)

@@ -1,0 +1,223 @@
+import CaptureLink
+import Foundation
+import LivePush
+import Testing
+import TestSupport
+
+/// One clock for picture and sound (issue 29): a picture's timestamp is its tick's time, the sound's
+/// is its frame's time, so a tick or a mix the pusher could not run in time leaves a gap, never a
+/// shift. The stalls are made where they happen on a busy machine, in the pusher's own threads:
+/// the video hook (on the video thread) or the audio hook (on the mixer's thread) sleeps. Every
+/// flash is paired with its beep, each offset checked (no median to hide one), and what was left
+/// out is checked against what the statistics counted.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct OneClockTests {
+    /// Stalls the video thread (`sleepEveryVideoFrames`) or the audio thread (`audioStallAtMs`).
+    final class Staller: LivePusherObserver, @unchecked Sendable {
+        let lock = NSLock()
+        var videoFrames = 0
+        var stallEveryVideoFrames = 0
+        var videoStallMs = 0
+        var audioStallAtMs: Int64?
+        var audioStallMs = 0
+        var statistics = LivePusherStatistics()
+        var statisticsUpdates = 0
+        /// Waits for two statistics updates from now (so that they count what happened before).
+        func waitForFreshStatistics() -> Bool {
+            let seen = lock.withLock { statisticsUpdates }
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                if lock.withLock({ statisticsUpdates }) >= seen + 2 { return true }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
+        }
+        /// `framesDropped` is per second: summed here.
+        var framesDroppedTotal = 0
+        var warnings: [(code: Int32, message: String)] = []
+        func onProcessVideoFrame(_ frame: inout VideoProcessFrame) {
+            let sleepMs = lock.withLock { () -> Int in
+                videoFrames += 1
+                return stallEveryVideoFrames > 0 && videoFrames % stallEveryVideoFrames == 0 ? videoStallMs : 0
+            }
+            if sleepMs > 0 { Thread.sleep(forTimeInterval: Double(sleepMs) / 1000) }
+        }
+        func onProcessAudioFrame(_ frame: inout AudioFrame) {
+            let sleepMs = lock.withLock { () -> Int in
+                guard let at = audioStallAtMs, frame.ptsMs >= at else { return 0 }
+                audioStallAtMs = nil
+                return audioStallMs
+            }
+            if sleepMs > 0 { Thread.sleep(forTimeInterval: Double(sleepMs) / 1000) }
+        }
+        func onStatisticsUpdate(_ statistics: LivePusherStatistics) {
+            lock.withLock {
+                self.statistics = statistics
+                statisticsUpdates += 1
+                framesDroppedTotal += statistics.framesDropped
+            }
+        }
+        func onWarning(code: Int32, message: String, extraInfo: [String: String]) {
+            lock.withLock { warnings.append((code, message)) }
+        }
+    }
+
+    /// Every second the helper shows white for 100 ms and plays a 1 kHz beep from the same instant.
+    private static let inPulse: @Sendable (Double) -> Bool = { t in
+        t.truncatingRemainder(dividingBy: 1) >= 0.5 && t.truncatingRemainder(dividingBy: 1) < 0.6
+    }
+    static let flash: @Sendable (Double) -> UInt8 = { inPulse($0) ? 255 : 0 }
+    static let beep: @Sendable (Double) -> Float = { t in inPulse(t) ? 0.5 * Float(sin(2 * Double.pi * 1000 * t)) : 0 }
+
+    /// Records `seconds` of a SignalHelper's flash and beep through a LivePusher with `observer`.
+    private func record(seconds: Double, observer: Staller, pushURL: String? = nil,
+                        sound: @escaping @Sendable (Double) -> Float = beep, audioLagMs: Int = 0) throws -> String {
+        let runtime = privateRuntimeDirectory()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("clock")).path + ".mkv"
+        var config = LivePushConfig()
+        config.resolution = .size(width: 320, height: 240)
+        config.fps = 30
+        let pusher = try LivePusher(config: config, observer: observer)
+        pusher.enableCustomVideoProcess(true)
+        let group = UniqueName.make("clock")
+        try pusher.startScreenCapture(group: group, runtimeDirectory: runtime)
+        let helper = SignalHelper(group: group, runtime: runtime, picture: Self.flash, sound: sound)
+        helper.audioLagMs = audioLagMs
+        helper.start()
+        Thread.sleep(forTimeInterval: 0.5)  // let it run: the helper's first half second before the recording
+        #expect(pusher.startLocalRecording(path: path) == 0)
+        if let pushURL { #expect(pusher.startPush(url: pushURL) == 0) }
+        Thread.sleep(forTimeInterval: seconds)  // let it run: the `seconds` recorded
+        observer.lock.withLock {
+            observer.stallEveryVideoFrames = 0
+            observer.audioStallAtMs = nil
+        }
+        Thread.sleep(forTimeInterval: 0.5)  // let it run: half a second without stalls
+        pusher.stopLocalRecording()
+        #expect(observer.waitForFreshStatistics(), "no statistics")
+        helper.stop()
+        pusher.destroy()
+        #expect(helper.error == nil, "\(helper.error ?? "")")
+        return path
+    }
+
+    @Test func picturesLeftOutByABusyVideoThreadShiftNothingThatFollows() throws {
+        let observer = Staller()
+        observer.stallEveryVideoFrames = 20
+        observer.videoStallMs = 150  // 4 ticks missed every 20 pictures: 20 % of the pictures
+        let path = try record(seconds: 8, observer: observer)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let offsetsMs = try AVOffsets.offsetsMs(path, toneHz: 1000)
+        print("A/V offset with the video thread stalled (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
+        try #require(offsetsMs.count >= 7, "flashes paired with beeps: \(offsetsMs)")
+        // A flash lands on the next tick run: up to a frame and the stall late, never more.
+        #expect(offsetsMs.allSatisfy { $0 <= 40 && $0 >= -(40 + 33 + 150) }, "offsets \(offsetsMs)")
+        #expect(abs(offsetsMs.suffix(3).max()! - offsetsMs.prefix(3).max()!) <= 40, "the offset moved: \(offsetsMs)")
+        let counted = observer.lock.withLock { observer.statistics.videoSkippedFrames }
+        let frames = try AVOffsets.videoTimes(path)
+        let missing = zip(frames, frames.dropFirst()).reduce(0) { $0 + max(0, Int((($1.1 - $1.0) * 30).rounded()) - 1) }
+        #expect(counted >= missing && missing >= 20, "\(missing) pictures missing in the file, \(counted) counted")
+    }
+
+    @Test func aStalledMixerCatchesUpAndItsSoundKeepsItsTime() throws {
+        let observer = Staller()
+        // 2.5 s into the recording (the timeline starts with capture), for 250 ms: under
+        // `AudioPipeline.maxBehindMs`, so the mixer catches up by mixing (longer, it fills with
+        // silence, counted). Before, 250 ms behind, it skipped frames and the sound moved early.
+        observer.audioStallAtMs = 3000
+        observer.audioStallMs = 250
+        let path = try record(seconds: 7, observer: observer)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let offsetsMs = try AVOffsets.offsetsMs(path, toneHz: 1000)
+        print("A/V offset with the mixer stalled 250 ms (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
+        try #require(offsetsMs.count >= 6, "flashes paired with beeps: \(offsetsMs)")
+        // A flash is shown from the tick whose window holds its frame: up to a frame after its beep.
+        #expect(offsetsMs.allSatisfy(AVOffsets.inSync), "offsets \(offsetsMs)")
+    }
+
+    /// A helper whose sound comes 120 ms after its time (more than the mixer's first 50 ms wait):
+    /// the mix waits longer, so after the first chunks the tone has no hole, and those it had are
+    /// counted in `audioGapMs`. Before, every chunk came too late and the recording was silent.
+    @Test func lateSoundIsWaitedForAndWhatIsStillLostIsCounted() throws {
+        let observer = Staller()
+        let tone: @Sendable (Double) -> Float = { t in 0.5 * Float(sin(2 * Double.pi * 440 * t)) }
+        let path = try record(seconds: 6, observer: observer, sound: tone, audioLagMs: 120)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let samples = try AudioAnalysis.decodeMono(path)
+        try #require(samples.count > 5 * 48000, "\(samples.count) samples decoded")
+        // Holes: 5 ms windows (inside the file, its first and last 100 ms aside) with no tone.
+        let window = 240
+        let quiet = stride(from: 4800, to: samples.count - 4800 - window, by: window).filter { start in
+            AudioAnalysis.rmsDbfs(Array(samples[start..<start + window])) < -30
+        }
+        let holeMs = quiet.count * 5
+        let lateHoles = quiet.filter { $0 > 2 * 48000 }.count * 5
+        let counted = observer.lock.withLock { observer.statistics.audioGapMs }
+        print("late sound: \(holeMs) ms of holes in the file (\(lateHoles) ms after 2 s), \(counted) ms counted")
+        #expect(lateHoles == 0, "holes after the mix delay adapted: \(lateHoles) ms")
+        #expect(holeMs <= counted + 30, "\(holeMs) ms of holes in the file, \(counted) ms counted")
+        #expect(counted < 1000, "\(counted) ms counted as holes")
+    }
+}
+
+
+/// Flash and tone onsets in a recording, each on its stream's own timestamps (video: ffprobe's
+/// frame times, decoded without making the rate constant; audio: the decoded samples from the
+/// stream's start time, the AAC timeline being continuous).
+enum AVOffsets {
+    /// Decoding minutes of 1080p under a CPU hog takes minutes.
+    static let decodeTimeoutSeconds = 600.0
+
+    /// In sync: the beep within 40 ms of the flash, or up to a frame (33 ms) more before it (a flash
+    /// is shown from the tick whose window holds its frame, up to half an interval after it).
+    static let inSync: @Sendable (Double) -> Bool = { $0 <= 40 && $0 >= -(40 + 33) }
+
+    static func videoTimes(_ path: String) throws -> [Double] {
+        try MediaProbe.videoFrameTimes(path, timeoutSeconds: decodeTimeoutSeconds)
+    }
+
+    /// For each flash, the nearest tone onset minus the flash's onset, ms.
+    static func offsetsMs(_ path: String, toneHz: Double) throws -> [Double] {
+        try pairs(path).map(\.offsetMs)
+    }
+
+    /// For each flash: its time (s) and the nearest tone onset minus the flash's onset (ms).
+    static func pairs(_ path: String) throws -> [(timeS: Double, offsetMs: Double)] {
+        let pts = try videoTimes(path)
+        let raw = path + ".gray"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let luma = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path, "-map", "0:v:0", "-vf",
+                                                    "scale=8:8", "-fps_mode", "passthrough", "-pix_fmt", "gray",
+                                                    "-f", "rawvideo", raw], timeoutSeconds: decodeTimeoutSeconds)
+        try #require(luma.exitCode == 0, "\(luma)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        let means = stride(from: 0, to: bytes.count - 63, by: 64).map { bytes[$0..<$0 + 64].reduce(0) { $0 + Int($1) } / 64 }
+        try #require(means.count == pts.count, "\(means.count) decoded frames, \(pts.count) timestamps")
+        let tones = try toneOnsets(path)
+        // The flashes the sound covers (the sound starts and ends a little after the picture).
+        let (soundStart, soundEnd) = try soundSpan(path)
+        let flashes = means.indices.dropFirst().filter { means[$0] > 128 && means[$0 - 1] <= 128 }.map { pts[$0] }
+            .filter { $0 > soundStart + 0.2 && $0 < soundEnd - 0.2 }
+        try #require(!flashes.isEmpty && !tones.isEmpty, "flashes at \(flashes), tones at \(tones)")
+        return flashes.map { flash in (flash, (tones.min { abs($0 - flash) < abs($1 - flash) }! - flash) * 1000) }
+    }
+
+    /// The first and last time the sound covers, s.
+    static func soundSpan(_ path: String) throws -> (Double, Double) {
+        let startTime = try MediaProbe.audioStartTime(path)
+        return (startTime, startTime + Double(try AudioAnalysis.decodeMono(path).count) / 48000)
+    }
+
+    /// The first sample over a quarter of the beep's amplitude after 0.5 s of less, s.
+    static func toneOnsets(_ path: String) throws -> [Double] {
+        let startTime = try MediaProbe.audioStartTime(path)
+        let samples = try AudioAnalysis.decodeMono(path)
+        var onsets: [Double] = []
+        var last = -1.0
+        for index in samples.indices where abs(samples[index]) > 0.125 {
+            let t = startTime + Double(index) / 48000
+            if t - last > 0.5 { onsets.append(t) }
+            last = t
+        }
+        return onsets
+    }
+}
