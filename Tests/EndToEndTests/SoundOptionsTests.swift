@@ -35,17 +35,24 @@ extension SharedScreen {
             #expect(abs(level + 15.05) < 1, "600 Hz at \(level) dBFS")
         }
 
-        @Test func aMissingMusicFileOrSinkIsAMessageAndTheRecordingGoesOn() throws {
+        /// A missing ear-monitor sink is a message and the recording goes on; a missing music file is
+        /// refused before anything starts (issue 35: every file named is checked before the start).
+        @Test func aMissingSinkIsAMessageAndTheRecordingGoesOnAMissingMusicFileStopsTheStart() throws {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("clisnd")).path + ".mkv"
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let result = try screen([path, "--bgm", "/nonexistent/song.mp3", "--ear-monitor", "no-such-sink",
-                                     "--denoise", "high", "--voice-activity"], seconds: 3)
+            let result = try screen([path, "--ear-monitor", "no-such-sink", "--denoise", "high", "--voice-activity"],
+                                    seconds: 3)
             #expect(result.exitCode == 0, "\(result)")
-            #expect(result.standardError.contains("'/nonexistent/song.mp3' does not exist"), "\(result)")
             #expect(result.standardError.contains("no sink named 'no-such-sink'"), "\(result)")
             // The recording went on (the steady test tone itself is what --denoise takes for noise).
             let samples = try AudioAnalysis.decodeMono(path)
             #expect(samples.count > 48000 * 2, "\(samples.count) samples recorded")
+
+            let refusedPath = path + ".refused.mkv"
+            let refused = try screen([refusedPath, "--bgm", "/nonexistent/song.mp3"], seconds: 3)
+            #expect(refused.exitCode == 2, "\(refused)")
+            #expect(refused.standardError.contains("'/nonexistent/song.mp3' does not exist"), "\(refused)")
+            #expect(!FileManager.default.fileExists(atPath: refusedPath), "a recording was started: \(refused)")
         }
 
         @Test func wrongSoundValuesAreUsageErrors() throws {
