@@ -75,6 +75,8 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
     private var queuedBytes = 0
     /// Video frames in `queue` (their count, not their timestamps' span, measures the backlog).
     private var queuedVideoFrames = 0
+    /// AAC frames in `queue`: audio is never dropped, so under a slow network it is what waits.
+    private var queuedAudioFrames = 0
     /// One video frame's duration, µs.
     private let frameIntervalUs: Int
     private var droppingUntilKeyframe = false
@@ -124,6 +126,10 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
             if case .video = media { return true }
             return false
         }
+        var isAudio: Bool {
+            if case .audio = media { return true }
+            return false
+        }
         var isDroppableVideo: Bool {
             if case .video(let packet) = media { return !packet.isKeyframe }
             return false
@@ -150,9 +156,12 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         self.dropThresholdMs = dropThresholdMs
         self.audioEncoder = audioEncoder
         frameIntervalUs = 1_000_000 / max(1, settings.fps)
+        audioFrameUs = audioEncoder.map { 1024 * 1_000_000 / max(1, $0.settings.sampleRateHz) } ?? 0
     }
 
     private let audioEncoder: AACEncoder?
+    /// One AAC frame's duration (1024 samples), µs.
+    private let audioFrameUs: Int
     /// The newest media time handed in (under `condition`).
     private var lastPtsMs: Int64 = 0
 
@@ -226,7 +235,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         let nowNs = MonotonicClock.nowNs()
         var result = figures
         result.intervalMs = Int((nowNs - figuresSinceNs) / 1_000_000)
-        result.queuedMs = backlogMs
+        result.queuedMs = reportedBacklogMs
         result.isPublishing = publishing
         result.transport = publishing ? currentPublisher?.takeTransportFigures() : nil
         if delayCount > 0 {
@@ -254,6 +263,14 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
     /// next picture's timestamp a second on) adds no frame, so it is never taken for congestion.
     private var queuedDurationMs: Int { queuedVideoFrames * frameIntervalUs / 1000 }
 
+    /// The backlog the statistics report (auto bitrate, the poor-network picture): the queue's video
+    /// frames or its audio frames, whichever holds more time. Under a slow network the video is
+    /// dropped to keyframes and the audio, never dropped, is what waits; a stall's burst of audio is
+    /// sent at once on a healthy network, long before the once-a-second look.
+    private var reportedBacklogMs: Int {
+        max(queuedDurationMs, queuedAudioFrames * audioFrameUs / 1000) + transportBacklogMs
+    }
+
     /// The queue and what the connection holds unacknowledged: the backlog congestion is measured on.
     private var backlogMs: Int { queuedDurationMs + transportBacklogMs }
 
@@ -274,9 +291,11 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
             queue.removeAll { $0.isDroppableVideo }
             queuedBytes = 0
             queuedVideoFrames = 0
+            queuedAudioFrames = 0
             queue.forEach {
                 queuedBytes += $0.bytes
                 if $0.isVideo { queuedVideoFrames += 1 }
+                if $0.isAudio { queuedAudioFrames += 1 }
             }
             droppingUntilKeyframe = true
             let dropped = before - queue.count
@@ -297,9 +316,11 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         queue.append(packet)
         queuedBytes += packet.bytes
         if packet.isVideo { queuedVideoFrames += 1 }
+        if packet.isAudio { queuedAudioFrames += 1 }
         while queuedBytes > maxQueuedBytes, let oldest = queue.popFirst() {
             queuedBytes -= oldest.bytes
             if oldest.isVideo { queuedVideoFrames -= 1 }
+            if oldest.isAudio { queuedAudioFrames -= 1 }
             if case .video = oldest.media { dropVideo(1); droppingUntilKeyframe = true }
         }
         condition.signal()
@@ -401,6 +422,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         queue.removeAll()
         queuedBytes = 0
         queuedVideoFrames = 0
+        queuedAudioFrames = 0
         droppingUntilKeyframe = false
         transportBacklogMs = 0
         condition.unlock()
@@ -430,6 +452,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
             }
             queuedBytes -= packet.bytes
             if packet.isVideo { queuedVideoFrames -= 1 }
+            if packet.isAudio { queuedAudioFrames -= 1 }
             condition.unlock()
             switch packet.media {
             case .video(let video):
