@@ -11,15 +11,6 @@ extension SharedScreen {
     struct ControlSocketTests {
         let livepush = BuiltProducts.path("livepush")
 
-        /// A red 320x240 PNG, the pause picture: easy to tell from the green screen.
-        private func redPicture() throws -> String {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("red") + ".png").path
-            let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-                                                          "color=c=red:s=320x240", "-frames:v", "1", path])
-            #expect(result.exitCode == 0, "\(result)")
-            return path
-        }
-
         private func answerOK(_ reply: (result: CommandResult, answer: [String: Any]?)) -> Bool {
             reply.result.exitCode == 0 && reply.answer?["ok"] as? Bool == true
         }
@@ -32,7 +23,7 @@ extension SharedScreen {
             let broadcast = try LiveBroadcast(livepush: livepush, [
                 "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
                 "--region", "0,0,320,240", "--resolution", "320x240", "--quality", "custom", "--bitrate", "1500",
-                "--min-bitrate", "200", "--initial-bitrate", "1500", "--pause-image", try redPicture(),
+                "--min-bitrate", "200", "--initial-bitrate", "1500", "--pause-image", try ReceivedStream.redPicture(),
                 "--mic", try TestEnvironment.microphone(), "--quiet", "--duration", "60",
             ])
             #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")

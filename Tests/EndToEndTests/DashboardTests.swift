@@ -13,10 +13,7 @@ extension SharedScreen {
         @Test(.timeLimit(.minutes(10)))
         func chartsGrowThePictureMovesThePauseButtonPausesTheStreamAndAWrongTokenIsRefused() throws {
             let key = UniqueName.make("dashkey")
-            let red = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("red") + ".png").path
-            let made = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-                                                        "color=c=red:s=320x240", "-frames:v", "1", red])
-            #expect(made.exitCode == 0, "\(made)")
+            let red = try ReceivedStream.redPicture()
             // A square crossing the captured region (7 px a frame: its position repeats only every 320 frames).
             let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "203040", "ffcc00", "60", "7"])
             defer { painter.closeInput(); _ = painter.finish() }

@@ -13,15 +13,6 @@ extension SharedScreen {
     struct ScreenLockTests {
         let livepush = BuiltProducts.path("livepush")
 
-        /// A red 320x240 PNG, the pause picture: easy to tell from the green screen and the blanked one.
-        private func redPicture() throws -> String {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("red") + ".png").path
-            let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-                                                          "color=c=red:s=320x240", "-frames:v", "1", path])
-            #expect(result.exitCode == 0, "\(result)")
-            return path
-        }
-
         private func xset(_ words: [String]) throws {
             let result = try ProcessRunner.run("xset", ["-display", try TestEnvironment.display()] + words)
             #expect(result.exitCode == 0, "xset \(words): \(result)")
@@ -39,7 +30,7 @@ extension SharedScreen {
             defer { _ = try? ProcessRunner.run("xset", ["-display", (try? TestEnvironment.display()) ?? ":0", "s", "reset"]) }
             let broadcast = try LiveBroadcast(livepush: livepush, [
                 "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
-                "--region", "0,0,320,240", "--resolution", "320x240", "--pause-image", try redPicture(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--pause-image", try ReceivedStream.redPicture(),
                 "--on-lock", onLock, "--quiet", "--duration", "60",
             ] + extra)
             #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")

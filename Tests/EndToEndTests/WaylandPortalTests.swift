@@ -152,10 +152,8 @@ struct WaylandPortalTests {
     @Test func aLockSignalOnTheSessionBusShowsThePausePictureUntilTheUnlock() throws {
         let directory = try desktopUserDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let red = directory + "/red.png", path = directory + "/locked.mkv"
-        let made = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
-                                                    "color=c=red:s=640x360", "-frames:v", "1", red])
-        try #require(made.exitCode == 0, "\(made)")
+        let red = try ReceivedStream.redPicture(width: 640, height: 360, at: directory + "/red.png")
+        let path = directory + "/locked.mkv"
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: red)
         let asUser = try TestEnvironment.value("LIVEPUSH_TEST_WAYLAND_AS_USER", of: .wayland)
         let run = try ProcessRunner.start(asUser, ["env", "XDG_STATE_HOME=\(directory)/state", livepush, "screen",

@@ -95,6 +95,16 @@ public enum ReceivedStream {
         return stride(from: 0, to: bytes.count - 47, by: 48).map { Array(bytes[$0..<$0 + 48]) }
     }
 
+    /// A red PNG of `width` x `height` at `path` (default: a new temporary file), the pause picture of
+    /// tests that tell it from a green screen (`redOrGreen`). Made by ffmpeg; an error when it fails.
+    public static func redPicture(width: Int = 320, height: Int = 240, at path: String? = nil) throws -> String {
+        let path = path ?? FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("red") + ".png").path
+        let result = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                                                      "color=c=red:s=\(width)x\(height)", "-frames:v", "1", path])
+        guard result.exitCode == 0 else { throw MediaProbe.Failed(result: result) }
+        return path
+    }
+
     /// "red", "green" or "other": a tiny frame's pixel (1,1), for tests whose pause picture is red and
     /// screen green.
     public static func redOrGreen(_ tiny: [UInt8]) -> String {
