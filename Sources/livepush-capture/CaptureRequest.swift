@@ -59,12 +59,7 @@ struct CaptureRequest {
             }
             connectTimeoutMs = ms
         }
-        if let text = parsed.value("on-lock") {
-            guard let policy = LockPolicy(rawValue: text) else {
-                throw .invalidValue(option: "on-lock", value: text, reason: "use pause, mute or ignore")
-            }
-            onLock = policy
-        }
+        if let text = parsed.value("on-lock") { onLock = try LockPolicy.parse(text) }
         if parsed.has("list") { return }
         guard let group = parsed.value("group") else { throw .missingArgument("--group NAME") }
         guard Rendezvous.isValidGroup(group) else {

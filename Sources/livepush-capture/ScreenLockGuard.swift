@@ -1,17 +1,8 @@
 import CaptureLink
+import CommandLineSupport
 import LinuxSystem
 import PipeWireScreen
 import ScreenCapture
-
-/// `--on-lock`: what the helper does while the screen is locked.
-enum LockPolicy: String, CaseIterable {
-    /// PAUSE {SCREEN_LOCKED}: viewers see the pusher's pause picture; the desktop's sound goes on.
-    case pause
-    /// As pause, and the desktop's sound (--desktop-audio) is withheld too.
-    case mute
-    /// The lock screen is sent like any other picture.
-    case ignore
-}
 
 /// Watches for the screen locking and keeps the pusher told: PAUSE {SCREEN_LOCKED} when it locks,
 /// RESUME when it unlocks (SPEC §5.5). The signs, any of which means locked: the X screen saver

@@ -169,12 +169,7 @@ enum ScreenCommand {
                 guard !files.isEmpty || fromFile.recordingPath != nil else { throw ArgumentError.missingArgument("OUTPUT") }
             }
             try CameraOptions.check(parsed, file: fromFile)
-            if let text = parsed.value("on-lock") ?? fromFile.captureValues["on-lock"],
-               !["pause", "mute", "ignore"].contains(text) {
-                let near = Suggestion.nearest(to: text, in: ["pause", "mute", "ignore"])
-                throw ArgumentError.invalidValue(option: "on-lock", value: text, reason: "use pause, mute or ignore"
-                    + (near.map { " (did you mean \($0)?)" } ?? ""))
-            }
+            if let text = parsed.value("on-lock") ?? fromFile.captureValues["on-lock"] { _ = try LockPolicy.parse(text) }
             if let text = parsed.value("duration"), (Double(text) ?? -1) <= 0 {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
             }
