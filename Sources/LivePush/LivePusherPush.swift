@@ -61,9 +61,11 @@ extension LivePusher {
             return -1
         }
         let outputID = ObjectIdentifier(output)
-        output.onStatus = { [weak self] status, message in
+        output.onStatus = { [weak self] status, message, failure in
             if let self { self.lock.withLock { self.destinationStatus[outputID] = status } }
-            self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: ["url": redacted]) }
+            // A give-up carries its cause, as the error it follows does: a listener tells it from a stop by that.
+            let extraInfo = failure.map { ["url": redacted, "cause": $0.kind.rawValue] } ?? ["url": redacted]
+            self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: extraInfo) }
         }
         output.onRetry = { [weak self] error, attempt in
             self?.notify { $0.onWarning(code: LivePushWarningCode.pushReconnecting,

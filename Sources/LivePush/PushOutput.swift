@@ -95,7 +95,9 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
     /// Since when the current connection publishes, while one does.
     private var publishingSinceNs: UInt64?
     private var delaySumMs = 0.0, delaySquareSumMs = 0.0, delayCount = 0
-    var onStatus: (@Sendable (PushStatus, String) -> Void)?
+    /// A status and its sentence; for `.disconnected` after a give-up, the failure that ended it
+    /// (nil for every other status: a stop asked for, connecting, publishing).
+    var onStatus: (@Sendable (PushStatus, String, PushError?) -> Void)?
     /// A connection attempt failed and another follows (the error, the attempt number).
     var onRetry: (@Sendable (PushError, Int) -> Void)?
     /// Pushing ended for good: the server refused, or reconnecting ran out of retries.
@@ -341,7 +343,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         var baseMs: Int64?
         while !isStopped {
             onStatus?(attempts == 0 ? .connecting : .reconnecting, attempts == 0
-                ? "connecting to \(url)" : "reconnecting to \(url) (attempt \(attempts) of \(retryCount))")
+                ? "connecting to \(url)" : "reconnecting to \(url) (attempt \(attempts) of \(retryCount))", nil)
             do throws(PushError) {
                 let publisher = try connect()
                 condition.lock()
@@ -354,14 +356,14 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
                 }
                 try publisher.sendHeaders()
                 setPublishing(true)
-                onStatus?(.connectSuccess, "publishing to \(url)")
+                onStatus?(.connectSuccess, "publishing to \(url)", nil)
                 onNeedKeyframe?()
                 attempts = 0
                 defer { setPublishing(false) }
                 switch try sendLoop(publisher, baseMs: &baseMs) {
                 case .stopped:
                     publisher.finish()
-                    onStatus?(.disconnected, "stopped pushing to \(url)")
+                    onStatus?(.disconnected, "stopped pushing to \(url)", nil)
                     return
                 case .reconnectRequested:
                     attempts = 1  // a requested reconnection: at once, counted as the first retry
@@ -376,7 +378,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
                 attempts += 1
                 if attempts > retryCount || error.kind.isPermanent {
                     onFailure?(error)
-                    onStatus?(.disconnected, "gave up on \(url): \(error)")
+                    onStatus?(.disconnected, "gave up on \(url): \(error)", error)
                     return
                 }
                 onRetry?(error, attempts)
@@ -385,7 +387,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
                 condition.unlock()
             }
         }
-        onStatus?(.disconnected, "stopped pushing to \(url)")
+        onStatus?(.disconnected, "stopped pushing to \(url)", nil)
     }
 
     /// How a connection's send loop ended without a failure.

@@ -303,8 +303,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     }
 
     func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {
-        // "gave up on URL: why" follows the error that already said it: a failed push is printed once.
-        if status == .disconnected && message.hasPrefix("gave up on ") { return }
+        // A give-up (its cause given) follows the error that already said why: a failed push is printed once.
+        if status == .disconnected && extraInfo["cause"] != nil { return }
         if !quiet || status != .connectSuccess { note(message) }
     }
 

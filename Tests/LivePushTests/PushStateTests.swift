@@ -12,7 +12,8 @@ struct PushStateTests {
         let lock = NSLock()
         var events: [String] = []
         func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {
-            lock.withLock { events.append("push(\(status.rawValue))") }
+            // A give-up carries its cause (a stop does not): "push(0, connectionRefused)".
+            lock.withLock { events.append("push(\(status.rawValue)\(extraInfo["cause"].map { ", \($0)" } ?? ""))") }
         }
         func onError(code: Int32, message: String, extraInfo: [String: String]) {
             lock.withLock { events.append("error(\(code))") }
@@ -57,9 +58,9 @@ struct PushStateTests {
         // Not `isPushing` here: a refusal from 127.0.0.1 is immediate, so the sender thread can give up
         // before this thread reads it (it failed once so). The order of the events says it was live first.
         let refused = "error(\(LivePushErrorCode.pushConnectionRefused))"
-        let gaveUp = eventually(within: 5) { observer.all.contains("push(0)") && !pusher.isPushing }
+        let gaveUp = eventually(within: 5) { observer.all.contains("push(0, connectionRefused)") && !pusher.isPushing }
         #expect(gaveUp, "isPushing \(pusher.isPushing) after: \(observer.all)")
-        #expect(observer.all == ["push(1)", refused, "push(0)"], "connecting, refused, disconnected")
+        #expect(observer.all == ["push(1)", refused, "push(0, connectionRefused)"], "connecting, refused, gave up")
         #expect(pusher.pushURLs.isEmpty)
         return (pusher, helper, nginx)
     }
