@@ -139,9 +139,10 @@ enum ScreenCommand {
             watch = try WatchOptions.parse(parsed)
             let files = parsed.positionals.filter { !isURL($0) }
             // A mistyped URL ("rtmp:/host/app/KEY", "rtmp:KEY") may hold a key: only its scheme is shown.
-            if let word = files.first(where: { StartChecks.misspelledURL($0) != nil }) {
-                throw ArgumentError.invalidArgument(value: String(word.prefix { $0 != ":" }) + ":...",
-                                                    reason: StartChecks.misspelledURL(word)!)
+            for word in files {
+                if let advice = StartChecks.misspelledURL(word) {
+                    throw ArgumentError.invalidArgument(value: String(word.prefix { $0 != ":" }) + ":...", reason: advice)
+                }
             }
             if command == "push", let file = files.first {
                 // A key on its own may be secret: a file name is shown only when it looks like one.

@@ -3,6 +3,7 @@ import CommandLineSupport
 import Foundation
 import LivePush
 import Media
+import SafeText
 
 /// Everything a command line (or its `--config`) names, checked before anything starts (issue 35): push
 /// URLs, the recording's directory, the files read (music, watermarks, pictures, CA file, helper) and
@@ -146,10 +147,12 @@ enum StartChecks {
         let near = byDescription?.name
             ?? Suggestion.nearest(to: name.lowercased(), in: inputs.map { $0.name.lowercased() })
                 .flatMap { lower in inputs.first { $0.name.lowercased() == lower }?.name }
-        let names = inputs.map(\.name).joined(separator: ", ")
-        let because = byDescription.map { "'\(name)' is the description of \($0.name); --mic takes the node name" }
+        // Node names are any PipeWire client's to choose: shown with their control characters escaped.
+        func shown(_ text: String) -> String { UntrustedText.neutralised(text) }
+        let names = inputs.map { shown($0.name) }.joined(separator: ", ")
+        let because = byDescription.map { "'\(name)' is the description of \(shown($0.name)); --mic takes the node name" }
             ?? "no audio source is named '\(name)'"
-        throw .invalidValue(option: "mic", value: name, reason: because + (near.map { "; did you mean \($0)?" } ?? "")
+        throw .invalidValue(option: "mic", value: name, reason: because + (near.map { "; did you mean \(shown($0))?" } ?? "")
             + " (the sources: \(names.isEmpty ? "none" : names); see 'livepush devices')")
     }
 }
