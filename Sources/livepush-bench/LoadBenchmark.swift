@@ -1,5 +1,6 @@
 import CommandLineSupport
 import Foundation
+import ReceivedMedia
 
 /// Pushing on a busy machine (issue 29): `livepush push`, ffmpeg's x11grab pipeline and GStreamer's
 /// (the publishers of `push`) each send the 1080p30 screen and the microphone to the test nginx-rtmp's
@@ -124,57 +125,43 @@ enum LoadBenchmark {
         Thread.sleep(forTimeInterval: 3)  // 3 s of stream after it
         PushBenchmark.stop(process)
         try waitUntilClosed(flv)
-        let times = try videoTimes(flv)
-        let largest = zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? 0
-        return max(0, largest * 1000 - 1000.0 / 30)
+        let timesMs = try FLVTagReader.tags(flv).filter(\.isVideoPicture).map(\.timestampMs)
+        let largestMs = zip(timesMs, timesMs.dropFirst()).map { $1 - $0 }.max() ?? 0
+        return max(0, Double(largestMs) - 1000.0 / 30)
     }
 
     // MARK: What nginx received
 
     static func analyse(_ flv: String) throws -> Figures {
-        let times = try videoTimes(flv)
+        // Small grey pictures with their times: enough for the flashes' mean luma (SyncMarks).
+        let pictures = try ReceivedPictures.decode(flv, width: 8)
+        let times = pictures.timesMs.map { Double($0) / 1000 }
         guard times.count > 60 else { throw Failure(description: "\(times.count) pictures in \(flv)") }
         var figures = Figures()
         figures.fps = Double(times.count - 1) / (times.last! - times.first!)
         figures.skipped = zip(times, times.dropFirst()).reduce(0) { $0 + max(0, Int((($1.1 - $1.0) * 30).rounded()) - 1) }
-        let flashes = try flashOnsets(flv, times: times)
+        let flashes = SyncMarks.flashOnsetsS(pictures)
         let (startS, samples) = try sound(flv)
-        let bursts = burstOnsets(samples, startS: startS)
+        let bursts = SyncMarks.burstOnsetsS(samples, startS: startS, frequencyHz: 3000)
         guard !flashes.isEmpty, !bursts.isEmpty else {
             throw Failure(description: "\(flashes.count) flashes, \(bursts.count) bursts in \(flv)")
         }
         // A flash whose burst is missing (a hole in the sound ate its onset) pairs with a neighbour
         // 1.2 s away: it has no offset, and is left out (counted in the log).
-        let all = flashes.map { flash in (flash, (bursts.min { abs($0 - flash) < abs($1 - flash) }! - flash) * 1000) }
-        let pairs = all.filter { abs($0.1) < 500 }
-        log("\(flv): offsets \(all.map { Int($0.1) }), \(all.count - pairs.count) flashes without a burst")
-        guard pairs.count >= 3 else { throw Failure(description: "\(pairs.count) flashes paired in \(flv)") }
-        figures.avSyncMs = pairs.reduce(0) { $0 + $1.1 } / Double(pairs.count)
-        figures.driftMsPerMin = slope(pairs.map { ($0.0 / 60, $0.1) })
+        let all = SyncMarks.pairs(flashesS: flashes, onsetsS: bursts)
+        let pairs = all.filter { abs($0.offsetMs) < 500 }
+        log("\(flv): offsets \(all.map { Int($0.offsetMs) }), \(all.count - pairs.count) flashes without a burst")
+        guard pairs.count >= 3, let drift = SyncMarks.slope(pairs.map { ($0.timeS / 60, $0.offsetMs) }) else {
+            throw Failure(description: "\(pairs.count) flashes paired in \(flv)")
+        }
+        figures.avSyncMs = pairs.reduce(0) { $0 + $1.offsetMs } / Double(pairs.count)
+        figures.driftMsPerMin = drift
         let quiet = stride(from: 48000, to: max(48000, samples.count - 48000 - 240), by: 240).filter { start in
             let window = samples[start..<start + 240]
             return 10 * log10(window.reduce(0) { $0 + Double($1) * Double($1) } / 240 + 1e-20) < holeDbfs
         }
         figures.audioGapMs = quiet.count * 5
         return figures
-    }
-
-    static func videoTimes(_ flv: String) throws -> [Double] {
-        let output = try capture("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
-                                                      "frame=pts_time", "-of", "csv=p=0", flv])
-        return String(decoding: output, as: UTF8.self).split(separator: "\n").compactMap {
-            Double($0.trimmingCharacters(in: .punctuationCharacters.union(.whitespaces)))
-        }
-    }
-
-    /// The first frame whose mean luma crosses mid-grey, by its own timestamp.
-    static func flashOnsets(_ flv: String, times: [Double]) throws -> [Double] {
-        let luma = try capture(PushBenchmark.ffmpeg, ["-nostdin", "-v", "error", "-i", flv, "-map", "0:v:0", "-vf",
-                                                      "scale=8:8", "-fps_mode", "passthrough", "-pix_fmt", "gray",
-                                                      "-f", "rawvideo", "-"])
-        let means = stride(from: 0, to: luma.count - 63, by: 64).map { luma[$0..<$0 + 64].reduce(0) { $0 + Int($1) } / 64 }
-        guard means.count == times.count else { throw Failure(description: "\(means.count) frames, \(times.count) times") }
-        return means.indices.dropFirst().filter { means[$0] > 128 && means[$0 - 1] <= 128 }.map { times[$0] }
     }
 
     /// The sound's start time and its samples, mono 48 kHz.
@@ -187,27 +174,6 @@ enum LoadBenchmark {
                                                      "-ar", "48000", "-f", "f32le", "-"])
         let samples = raw.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
         return (startS, samples)
-    }
-
-    /// The first 2.5 ms window with power at 3 kHz after 0.5 s without (as the A/V sync test reads them).
-    static func burstOnsets(_ samples: [Float], startS: Double) -> [Double] {
-        var onsets: [Double] = [], last = -1.0
-        let window = 120, hop = 48
-        let coefficient = 2 * cos(2 * Double.pi * 3000 / 48000)
-        for index in stride(from: 0, to: max(0, samples.count - window), by: hop) {
-            var s1 = 0.0, s2 = 0.0
-            for sample in samples[index..<index + window] {
-                let s0 = Double(sample) + coefficient * s1 - s2
-                s2 = s1
-                s1 = s0
-            }
-            let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
-            guard power / Double(window * window) > 0.01 else { continue }
-            let t = startS + Double(index) / 48000
-            if t - last > 0.5 { onsets.append(t) }
-            last = t
-        }
-        return onsets
     }
 
     // MARK: Helpers
@@ -260,15 +226,6 @@ enum LoadBenchmark {
             Thread.sleep(forTimeInterval: 0.1)
         }
         throw Failure(description: "\(path) never settled")
-    }
-
-    static func slope(_ points: [(Double, Double)]) -> Double {
-        let n = Double(points.count)
-        guard n > 1 else { return 0 }
-        let meanX = points.reduce(0) { $0 + $1.0 } / n, meanY = points.reduce(0) { $0 + $1.1 } / n
-        let sxy = points.reduce(0) { $0 + ($1.0 - meanX) * ($1.1 - meanY) }
-        let sxx = points.reduce(0) { $0 + ($1.0 - meanX) * ($1.0 - meanX) }
-        return sxx == 0 ? 0 : sxy / sxx
     }
 
     static func median(_ values: [Double]) -> Double { PushBenchmark.median(values) }

@@ -51,8 +51,8 @@ extension SharedScreen {
 }
 
 /// Onsets of flashes (first frame whose mean luma crosses mid-grey) and of tone bursts (first 2.5 ms
-/// window whose power at the burst's frequency passes a threshold after 0.5 s of quiet), read with
-/// ffprobe and ffmpeg from a recording, each on its stream's own timestamps.
+/// window whose power at the burst's frequency passes a threshold after 0.5 s of quiet), read by
+/// ReceivedMedia's SyncMarks from a recording, each on its stream's own timestamps.
 enum AVSync {
     /// For each flash, the nearest burst onset minus the flash onset, in ms.
     static func offsetsMs(_ path: String, burstHz: Double) throws -> [Double] {
@@ -60,44 +60,15 @@ enum AVSync {
         let audioOnsets = try burstOnsets(path, frequencyHz: burstHz)
         try #require(!videoOnsets.isEmpty && !audioOnsets.isEmpty,
                      "flashes at \(videoOnsets), bursts at \(audioOnsets)")
-        return videoOnsets.map { video in
-            (audioOnsets.min { abs($0 - video) < abs($1 - video) }! - video) * 1000
-        }
+        return SyncMarks.pairs(flashesS: videoOnsets, onsetsS: audioOnsets).map(\.offsetMs)
     }
 
     static func flashOnsets(_ path: String) throws -> [Double] {
-        try flashOnsets(pts: try MediaProbe.videoFrameTimes(path), path: path)
-    }
-
-    /// Frame luma through a file (ffmpeg's raw output is bytes, not text).
-    private static func flashOnsets(pts: [Double], path: String) throws -> [Double] {
-        let raw = path + ".gray"
-        defer { try? FileManager.default.removeItem(atPath: raw) }
-        let luma = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path, "-map", "0:v:0", "-vf",
-                                                    "scale=8:8", "-fps_mode", "passthrough", "-pix_fmt", "gray", "-f", "rawvideo", raw])
-        try #require(luma.exitCode == 0, "\(luma)")
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
-        let means = stride(from: 0, to: bytes.count - 63, by: 64).map { start in
-            bytes[start..<start + 64].reduce(0) { $0 + Int($1) } / 64
-        }
-        try #require(means.count == pts.count, "\(means.count) decoded frames, \(pts.count) timestamps")
-        return means.indices.dropFirst().filter { means[$0] > 128 && means[$0 - 1] <= 128 }.map { pts[$0] }
+        SyncMarks.flashOnsetsS(try ReceivedPictures.decode(path, width: 8))
     }
 
     static func burstOnsets(_ path: String, frequencyHz: Double) throws -> [Double] {
-        let startTime = try MediaProbe.audioStartTime(path)
-        let samples = try AudioAnalysis.decodeMono(path)
-        var onsets: [Double] = []
-        var last = -1.0
-        let window = 120, hop = 48
-        for index in stride(from: 0, to: samples.count - window, by: hop) {
-            let power = AudioAnalysis.tonePower(Array(samples[index..<index + window]), frequencyHz: frequencyHz,
-                                                sampleRateHz: 48000)
-            guard power / Double(window * window) > 0.01 else { continue }
-            let t = startTime + Double(index) / 48000
-            if t - last > 0.5 { onsets.append(t) }
-            last = t
-        }
-        return onsets
+        SyncMarks.burstOnsetsS(try AudioAnalysis.decodeMono(path), startS: try MediaProbe.audioStartTime(path),
+                               frequencyHz: frequencyHz)
     }
 }

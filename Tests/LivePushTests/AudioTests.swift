@@ -179,7 +179,7 @@ import TestSupport
 
     /// For each flash the sound covers, the nearest beep's onset minus the flash's onset, on the
     /// file's own timestamps (`AVOffsets`): the A/V offset a viewer sees, in ms.
-    private func avOffsetsMs(_ path: String) throws -> [Double] { try AVOffsets.offsetsMs(path, toneHz: 1000) }
+    private func avOffsetsMs(_ path: String) throws -> [Double] { try AVOffsets.offsetsMs(path) }
 
     private func median(_ values: [Double]) -> Double {
         values.isEmpty ? .infinity : values.sorted()[values.count / 2]

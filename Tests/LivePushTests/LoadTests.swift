@@ -56,7 +56,7 @@ struct LoadTests {
         let window = min(60, (last - first) / 3)
         let startMs = mean(pairs.filter { $0.timeS < first + window }.map(\.offsetMs))
         let endMs = mean(pairs.filter { $0.timeS > last - window }.map(\.offsetMs))
-        let driftMsPerMin = slope(pairs.map { ($0.timeS / 60, $0.offsetMs) })
+        let driftMsPerMin = try #require(SyncMarks.slope(pairs.map { ($0.timeS / 60, $0.offsetMs) }), "no drift from \(pairs.count) flashes")
         let (statistics, dropped) = observer.lock.withLock { (observer.statistics, observer.framesDroppedTotal) }
         print(String(format: "under load: A/V offset %.1f ms at the start, %.1f ms at the end, drift %.2f ms/min; "
             + "%d pictures skipped, %d dropped, %d ms of sound holes counted", startMs, endMs, driftMsPerMin,
@@ -86,14 +86,5 @@ struct LoadTests {
 
     private func mean(_ values: [Double]) -> Double {
         values.isEmpty ? .infinity : values.reduce(0, +) / Double(values.count)
-    }
-
-    /// The least-squares slope of y over x.
-    private func slope(_ points: [(Double, Double)]) -> Double {
-        let n = Double(points.count)
-        let meanX = points.reduce(0) { $0 + $1.0 } / n, meanY = points.reduce(0) { $0 + $1.1 } / n
-        let sxy = points.reduce(0) { $0 + ($1.0 - meanX) * ($1.1 - meanY) }
-        let sxx = points.reduce(0) { $0 + ($1.0 - meanX) * ($1.0 - meanX) }
-        return sxx == 0 ? .infinity : sxy / sxx
     }
 }

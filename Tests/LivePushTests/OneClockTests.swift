@@ -106,7 +106,7 @@ import TestSupport
         observer.videoStallMs = 150  // 4 ticks missed every 20 pictures: 20 % of the pictures
         let path = try record(seconds: 8, observer: observer)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let offsetsMs = try AVOffsets.offsetsMs(path, toneHz: 1000)
+        let offsetsMs = try AVOffsets.offsetsMs(path)
         print("A/V offset with the video thread stalled (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
         try #require(offsetsMs.count >= 7, "flashes paired with beeps: \(offsetsMs)")
         // A flash lands on the next tick run: up to a frame and the stall late, never more.
@@ -127,7 +127,7 @@ import TestSupport
         observer.audioStallMs = 250
         let path = try record(seconds: 7, observer: observer)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let offsetsMs = try AVOffsets.offsetsMs(path, toneHz: 1000)
+        let offsetsMs = try AVOffsets.offsetsMs(path)
         print("A/V offset with the mixer stalled 250 ms (audio - video), ms: \(offsetsMs.map { Int($0.rounded()) })")
         try #require(offsetsMs.count >= 6, "flashes paired with beeps: \(offsetsMs)")
         // A flash is shown from the tick whose window holds its frame: up to a frame after its beep.
@@ -160,64 +160,34 @@ import TestSupport
 }
 
 
-/// Flash and tone onsets in a recording, each on its stream's own timestamps (video: ffprobe's
-/// frame times, decoded without making the rate constant; audio: the decoded samples from the
-/// stream's start time, the AAC timeline being continuous).
+/// Flash and beep onsets in a recording (ReceivedMedia's SyncMarks), each on its stream's own
+/// timestamps (video: the decoded pictures' times, the rate not made constant; audio: the decoded
+/// samples from the stream's start time, the AAC timeline being continuous).
 enum AVOffsets {
-    /// Decoding minutes of 1080p under a CPU hog takes minutes.
-    static let decodeTimeoutSeconds = 600.0
-
     /// In sync: the beep within 40 ms of the flash, or up to a frame (33 ms) more before it (a flash
     /// is shown from the tick whose window holds its frame, up to half an interval after it).
     static let inSync: @Sendable (Double) -> Bool = { $0 <= 40 && $0 >= -(40 + 33) }
 
     static func videoTimes(_ path: String) throws -> [Double] {
-        try MediaProbe.videoFrameTimes(path, timeoutSeconds: decodeTimeoutSeconds)
+        try MediaProbe.videoFrameTimes(path, timeoutSeconds: 600)  // minutes of 1080p under a hog take minutes
     }
 
-    /// For each flash, the nearest tone onset minus the flash's onset, ms.
-    static func offsetsMs(_ path: String, toneHz: Double) throws -> [Double] {
+    /// For each flash, the nearest beep onset minus the flash's onset, ms.
+    static func offsetsMs(_ path: String) throws -> [Double] {
         try pairs(path).map(\.offsetMs)
     }
 
-    /// For each flash: its time (s) and the nearest tone onset minus the flash's onset (ms).
+    /// For each flash the sound covers (it starts and ends a little after the picture): its time (s)
+    /// and the nearest beep onset (the first sample over a quarter of the beep's amplitude after 0.5 s
+    /// of less) minus the flash's onset (ms).
     static func pairs(_ path: String) throws -> [(timeS: Double, offsetMs: Double)] {
-        let pts = try videoTimes(path)
-        let raw = path + ".gray"
-        defer { try? FileManager.default.removeItem(atPath: raw) }
-        let luma = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path, "-map", "0:v:0", "-vf",
-                                                    "scale=8:8", "-fps_mode", "passthrough", "-pix_fmt", "gray",
-                                                    "-f", "rawvideo", raw], timeoutSeconds: decodeTimeoutSeconds)
-        try #require(luma.exitCode == 0, "\(luma)")
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
-        let means = stride(from: 0, to: bytes.count - 63, by: 64).map { bytes[$0..<$0 + 64].reduce(0) { $0 + Int($1) } / 64 }
-        try #require(means.count == pts.count, "\(means.count) decoded frames, \(pts.count) timestamps")
-        let tones = try toneOnsets(path)
-        // The flashes the sound covers (the sound starts and ends a little after the picture).
-        let (soundStart, soundEnd) = try soundSpan(path)
-        let flashes = means.indices.dropFirst().filter { means[$0] > 128 && means[$0 - 1] <= 128 }.map { pts[$0] }
-            .filter { $0 > soundStart + 0.2 && $0 < soundEnd - 0.2 }
-        try #require(!flashes.isEmpty && !tones.isEmpty, "flashes at \(flashes), tones at \(tones)")
-        return flashes.map { flash in (flash, (tones.min { abs($0 - flash) < abs($1 - flash) }! - flash) * 1000) }
-    }
-
-    /// The first and last time the sound covers, s.
-    static func soundSpan(_ path: String) throws -> (Double, Double) {
-        let startTime = try MediaProbe.audioStartTime(path)
-        return (startTime, startTime + Double(try AudioAnalysis.decodeMono(path).count) / 48000)
-    }
-
-    /// The first sample over a quarter of the beep's amplitude after 0.5 s of less, s.
-    static func toneOnsets(_ path: String) throws -> [Double] {
-        let startTime = try MediaProbe.audioStartTime(path)
+        let startS = try MediaProbe.audioStartTime(path)
         let samples = try AudioAnalysis.decodeMono(path)
-        var onsets: [Double] = []
-        var last = -1.0
-        for index in samples.indices where abs(samples[index]) > 0.125 {
-            let t = startTime + Double(index) / 48000
-            if t - last > 0.5 { onsets.append(t) }
-            last = t
-        }
-        return onsets
+        let endS = startS + Double(samples.count) / 48000
+        let flashes = SyncMarks.flashOnsetsS(try ReceivedPictures.decode(path, width: 8))
+            .filter { $0 > startS + 0.2 && $0 < endS - 0.2 }
+        let beeps = SyncMarks.beepOnsetsS(samples, startS: startS, amplitude: 0.125)
+        try #require(!flashes.isEmpty && !beeps.isEmpty, "flashes at \(flashes), beeps at \(beeps)")
+        return SyncMarks.pairs(flashesS: flashes, onsetsS: beeps)
     }
 }

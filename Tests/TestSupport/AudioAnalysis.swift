@@ -68,13 +68,6 @@ public enum AudioAnalysis {
 
     /// The energy of `samples` at `frequencyHz` (the Goertzel algorithm), to compare tones in one signal.
     public static func tonePower(_ samples: [Float], frequencyHz: Double, sampleRateHz: Double) -> Double {
-        let coefficient = 2 * cos(2 * Double.pi * frequencyHz / sampleRateHz)
-        var previous = 0.0, beforePrevious = 0.0
-        for sample in samples {
-            let current = Double(sample) + coefficient * previous - beforePrevious
-            beforePrevious = previous
-            previous = current
-        }
-        return previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        SyncMarks.tonePower(samples[...], frequencyHz: frequencyHz, sampleRateHz: sampleRateHz)
     }
 }
