@@ -16,6 +16,8 @@ public final class SessionLockSignals {
         ("org.freedesktop.ScreenSaver", "/org/freedesktop/ScreenSaver"),
         ("org.freedesktop.ScreenSaver", "/ScreenSaver"),
     ]
+    /// Their interfaces, each once.
+    static let interfaces = Set(services.map(\.name))
     private var connection: OpaquePointer?
     /// The last state heard: nil until a service answered or signalled.
     public private(set) var locked: Bool?
@@ -30,7 +32,7 @@ public final class SessionLockSignals {
         guard let connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error) else { return nil }
         self.connection = connection
         dbus_connection_set_exit_on_disconnect(connection, 0)
-        for interface in Set(Self.services.map(\.name)) {
+        for interface in Self.interfaces {
             dbus_bus_add_match(connection, "type='signal',interface='\(interface)',member='ActiveChanged'", &error)
             if dbus_error_is_set(&error) != 0 {
                 dbus_error_free(&error)
@@ -60,7 +62,7 @@ public final class SessionLockSignals {
         }
         while let message = dbus_connection_pop_message(connection) {
             defer { dbus_message_unref(message) }
-            let isActiveChanged = Set(Self.services.map(\.name)).contains { interface in
+            let isActiveChanged = Self.interfaces.contains { interface in
                 dbus_message_is_signal(message, interface, "ActiveChanged") != 0
             }
             guard isActiveChanged else { continue }

@@ -75,7 +75,8 @@ final class DesktopAudio {
         queue.setAccepting(false)
     }
 
-    /// `--on-lock mute` while the screen is locked: captured sound is dropped, not sent.
+    /// `--on-lock mute` while the screen is locked: captured sound is dropped, not sent. Set and read
+    /// on the capture loop's thread only (ScreenLockGuard's owner, which also calls `forward`).
     var withheld = false
 
     /// Sends every queued chunk as AUDIO (or drops it while `withheld`).

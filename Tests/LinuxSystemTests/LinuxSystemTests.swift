@@ -30,7 +30,6 @@ import Testing
         thread.start()
         done.wait()
         #expect(seen.withLock { $0 } == "livepush-test")
-        #expect("livepush-record".utf8.count == ThreadName.maxBytes)
     }
 
     @Test func aFailedCallIsNamedWithItsErrnoInWords() {
