@@ -89,7 +89,9 @@ enum LoadBenchmark {
     /// One push of `seconds` under the hog, with the flashes and bursts; what nginx got.
     static func loaded(_ publisher: PushBenchmark.Publisher, flv: String, seconds: Double, stimulus: String,
                        painter: [String], sink: String) throws -> Figures {
-        let hog = try (0..<2).map { _ in try run("/bin/sh", ["-c", "while :; do :; done"]) }
+        // tools/cpu-hog: a busy loop that also ends when the bench is gone (killed before its defer).
+        let hogScript = FileManager.default.currentDirectoryPath + "/tools/cpu-hog"
+        let hog = try (0..<2).map { _ in try run(hogScript, []) }
         defer { hog.forEach(PushBenchmark.stop) }
         let process = try run(publisher.executable, publisher.arguments)
         defer { PushBenchmark.stop(process) }

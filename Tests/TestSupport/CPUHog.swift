@@ -5,10 +5,10 @@ import Foundation
 public final class CPUHog: @unchecked Sendable {
     private var processes: [RunningCommand] = []
 
-    /// `count` shell loops that never sleep.
+    /// `count` busy loops (tools/cpu-hog), which also end if the test process dies before `stop()`.
     public init(count: Int) throws {
         for _ in 0..<count {
-            processes.append(try ProcessRunner.start("sh", ["-c", "while :; do :; done"]))
+            processes.append(try ProcessRunner.start(Repository.path("tools/cpu-hog"), []))
         }
     }
 
