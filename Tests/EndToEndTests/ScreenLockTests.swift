@@ -54,7 +54,7 @@ extension SharedScreen {
             return (frames, result.standardError, received)
         }
 
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func aLockedScreenShowsThePausePictureAtNginxAndTheScreenAfterTheUnlock() throws {
             let (frames, standardError, _) = try pushThroughALock(onLock: "pause")
             let red = ReceivedStream.longestRun(frames) { $0 == "red" }
@@ -69,7 +69,7 @@ extension SharedScreen {
             #expect(standardError.contains("the capture helper resumed"), "\(standardError)")
         }
 
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func onLockIgnoreSendsTheScreenWhileLocked() throws {
             // Xvfb's screen saver draws nothing over the screen: what a locker would draw goes out as it is.
             let (frames, standardError, _) = try pushThroughALock(onLock: "ignore")
@@ -102,14 +102,14 @@ extension SharedScreen {
         }
 
         /// `--on-lock mute`: while locked the desktop's sound is withheld too: gone at nginx.
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func onLockMuteWithholdsTheDesktopSoundWhileLocked() throws {
             let tone = try desktopToneThroughALock(onLock: "mute")
             #expect(tone.during < tone.before - 40, "no tone while locked: \(tone)")
         }
 
         /// `--on-lock pause` (the default): the picture pauses, the desktop's sound goes on (SPEC: AUDIO in PAUSED).
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func onLockPauseKeepsTheDesktopSound() throws {
             let tone = try desktopToneThroughALock(onLock: "pause")
             #expect(abs(tone.during - tone.before) < 6, "the tone goes on while locked: \(tone)")

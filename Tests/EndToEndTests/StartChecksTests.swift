@@ -7,7 +7,7 @@ import TestSupport
 /// exists), before the run starts (no control socket announced, no recording made, nothing at nginx).
 @Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire) && TestEnvironment.isEnabled(.rtmp)
                     && TestEnvironment.isEnabled(.x11), "needs the test PipeWire, nginx-rtmp and Xvfb (make test)"),
-       .timeLimit(.minutes(5)))
+       .timeLimit(.minutes(10)))
 struct StartChecksTests {
     let livepush = BuiltProducts.path("livepush")
 

@@ -55,6 +55,7 @@ import TestSupport
         first.start()
         #expect(waitUntil(timeoutSeconds: 10) { observer.all.contains("started") }, "\(observer.all)")
         #expect(pusher.startLocalRecording(path: path) == 0)
+        let recordingStart = Date()
         Thread.sleep(forTimeInterval: 1)  // let it run: 1 s of the first helper (the recording is read at 500 ms)
         first.stop()  // the helper finishes: 1 s to 2.5 s without one
         Thread.sleep(forTimeInterval: 1.5)  // let it run: the stretch without a helper the recording is read for
@@ -66,13 +67,17 @@ import TestSupport
         #expect(waitUntil(timeoutSeconds: 10) { pusher.placeholderShown == nil },
                 "\(pusher.placeholderShown ?? "none")")
         second.stop()
+        let recordedS = Date().timeIntervalSince(recordingStart)
         pusher.stopLocalRecording()
         pusher.destroy()
 
         #expect(observer.all.filter { !$0.hasPrefix("warning") } == ["started", "stopped(0)", "started", "stopped(0)"],
                 "\(observer.all)")
         let timeline = try lumaTimeline(path)
-        #expect(abs(timeline.count - 120) <= 8, "\(timeline.count) frames for 4 s at 30 fps: the output never stopped")
+        // About 4 s, longer when the waits above took their time on a busy machine: 30 pictures a second of it.
+        let expected = Int(recordedS * 30)
+        #expect(abs(timeline.count - expected) <= 8,
+                "\(timeline.count) frames for \(recordedS) s at 30 fps (\(expected)): the output never stopped")
         func luma(atMs ms: Int) -> Int { timeline.min { abs($0.ms - ms) < abs($1.ms - ms) }?.y ?? -1 }
         // Decoded to full-range grey: BGRx 200 comes back as 200; dimmed to 40 % of its distance
         // from black, 80; BGRx 60 as 60.
