@@ -9,9 +9,13 @@ import Glibc
 /// Captures one PipeWire source (a microphone, or the monitor of a sink for desktop audio) as
 /// interleaved 32-bit float chunks of exactly `chunkMs`.
 ///
-/// **Threads.** Everything runs on PipeWire's thread loop (the stream's `process` too: no
-/// realtime data-thread callbacks). `onChunk` and `onEvent` are called there, with the loop
-/// locked: keep them cheap (copy the chunk into a queue), and never call `stop()` from them.
+/// **Threads.** The stream's `process` runs on the context's data loop, which PipeWire's
+/// `client-rt.conf` makes real-time (`PipeWireConnection(realtime:)`): it only copies each buffer,
+/// with the time of its first sample, into a `SampleHandoff` and wakes the thread loop. Everything
+/// else runs on PipeWire's thread loop (`livepush-mic` or `livepush-desk`): the re-chunking, the
+/// timeline, `onChunk` and `onEvent`, with the loop locked: keep them cheap (copy the chunk into
+/// a queue), and never call `stop()` from them. A thread loop that runs late (a busy machine, a
+/// slow `onChunk`) finds its samples waiting instead of losing them.
 ///
 /// **Timestamps.** For each buffer PipeWire gives `pw_time.now` (CLOCK_MONOTONIC ns of the
 /// graph cycle that produced it) and `delay` (how long a sample took to travel from the device
@@ -104,6 +108,17 @@ private final class CaptureSession: @unchecked Sendable {
     private var timeline = CaptureTimeline()
     private var sentFirstChunk = false
 
+    // Shared with the data loop: the buffers it copied, and what it needs to copy them.
+    private let handoff = SampleHandoff()
+    /// The connected stream's pointer for the data loop (0: none); set before connecting, cleared
+    /// before destroying (pw_stream_destroy waits for a `process` under way).
+    private let realtimeStream = Atomic<UInt>(0)
+    private let negotiatedChannels = Atomic<Int>(0)
+    /// Counts the streams connected: buffers of an earlier one are left undelivered.
+    private let streamGeneration = Atomic<Int>(0)
+    /// Wakes the thread loop to drain `handoff`.
+    private var drainEvent: UnsafeMutablePointer<spa_source>?
+
     static let formatTimeoutMs = 3000
 
     init(
@@ -118,7 +133,7 @@ private final class CaptureSession: @unchecked Sendable {
         let graph: PipeWireGraph
         do {
             graph = try PipeWireGraph(name: settings.captureSinkMonitor ? "livepush-desk" : "livepush-mic",
-                                      remote: settings.remote)
+                                      remote: settings.remote, realtime: true)
         } catch {
             streamListener.deallocate()
             streamEvents.deallocate()
@@ -186,6 +201,8 @@ private final class CaptureSession: @unchecked Sendable {
         graph.onDaemonLost = { message in unmanagedSelf.takeUnretainedValue().daemonLost(message) }
         retryTimer = CPipeWire_pw_loop_add_timer(pw_thread_loop_get_loop(graph.threadLoop), captureRetryTimer,
                                                  unmanagedSelf.toOpaque())
+        drainEvent = CPipeWire_pw_loop_add_event(pw_thread_loop_get_loop(graph.threadLoop), captureDrain,
+                                                 unmanagedSelf.toOpaque())
         try connectStreamLocked()
         // Wait for the format. A named source's stream that fails is re-linked (retryLater), so
         // only the deadline ends that wait; with no target a failure ends it at once.
@@ -222,6 +239,8 @@ private final class CaptureSession: @unchecked Sendable {
         }
         self.stream = stream
         streamError = nil
+        streamGeneration.add(1, ordering: .relaxed)
+        realtimeStream.store(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(stream))), ordering: .releasing)
         streamEvents.pointee = pw_stream_events()
         streamEvents.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
         streamEvents.pointee.state_changed = captureStateChanged
@@ -245,6 +264,7 @@ private final class CaptureSession: @unchecked Sendable {
 
     private func destroyStreamLocked() {
         guard let stream else { return }
+        realtimeStream.store(0, ordering: .releasing)
         spa_hook_remove(streamListener)
         pw_stream_destroy(stream)
         self.stream = nil
@@ -263,6 +283,10 @@ private final class CaptureSession: @unchecked Sendable {
             self.retryTimer = nil
         }
         destroyStreamLocked()
+        if let drainEvent {
+            CPipeWire_pw_loop_destroy_source(pw_thread_loop_get_loop(graph.threadLoop), drainEvent)
+            self.drainEvent = nil
+        }
         pw_thread_loop_unlock(graph.threadLoop)
         graph.close()
     }
@@ -312,6 +336,7 @@ private final class CaptureSession: @unchecked Sendable {
             return
         }
         channels = Int(channelCount)
+        negotiatedChannels.store(Int(channelCount), ordering: .relaxed)
         chunkFrames = max(1, Int(rate) * settings.chunkMs / 1000)
         if Int(rate) != negotiatedRateHz.load(ordering: .relaxed) || pending.capacity < chunkFrames * channels {
             pending = []
@@ -323,33 +348,57 @@ private final class CaptureSession: @unchecked Sendable {
         graph.signal()
     }
 
-    fileprivate func process() {
-        guard let stream, let buffer = pw_stream_dequeue_buffer(stream) else { return }
-        defer { pw_stream_queue_buffer(stream, buffer) }
+    /// On the data loop (real time): every waiting buffer copied into `handoff` with the time of
+    /// its first sample, then the thread loop woken. No lock, no allocation, no call out.
+    fileprivate func processRealtime() {
+        guard let stream = OpaquePointer(bitPattern: realtimeStream.load(ordering: .acquiring)) else { return }
         let rate = negotiatedRateHz.load(ordering: .relaxed)
-        guard rate > 0, channels > 0, let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0,
-              let datas = spaBuffer.pointee.datas
-        else { return }
-        let data = datas[0]
-        guard let base = data.data, let chunk = data.chunk else { return }
-        let offset = Int(min(chunk.pointee.offset, data.maxsize))
-        let size = Int(min(chunk.pointee.size, data.maxsize - UInt32(offset)))
-        let frameBytes = MemoryLayout<Float>.size * channels
-        let frames = size / frameBytes
-        guard frames > 0 else { return }
+        let channels = negotiatedChannels.load(ordering: .relaxed)
+        let generation = streamGeneration.load(ordering: .relaxed)
+        var copied = false
+        while let buffer = pw_stream_dequeue_buffer(stream) {
+            defer { pw_stream_queue_buffer(stream, buffer) }
+            guard rate > 0, channels > 0, let spaBuffer = buffer.pointee.buffer, spaBuffer.pointee.n_datas > 0,
+                  let datas = spaBuffer.pointee.datas
+            else { continue }
+            let data = datas[0]
+            guard let base = data.data, let chunk = data.chunk else { continue }
+            let offset = Int(min(chunk.pointee.offset, data.maxsize))
+            let size = Int(min(chunk.pointee.size, data.maxsize - UInt32(offset)))
+            let frames = size / (MemoryLayout<Float>.size * channels)
+            guard frames > 0 else { continue }
+            var time = pw_time()
+            let capturedNs = Self.firstSamplePtsNs(stream: stream, time: &time, frames: frames, rate: rate)
+            let values = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self),
+                                             count: frames * channels)
+            copied = handoff.write(values, capturedNs: capturedNs, rateHz: rate, channels: channels,
+                                   generation: generation) || copied
+        }
+        if copied, let drainEvent {
+            _ = CPipeWire_pw_loop_signal_event(pw_thread_loop_get_loop(graph.threadLoop), drainEvent)
+        }
+    }
 
-        var time = pw_time()
-        let measuredNs = Self.firstSamplePtsNs(
-            stream: stream, time: &time, frames: frames, rate: rate)
+    /// On the thread loop: the buffers the data loop copied, re-chunked on the timeline. A buffer
+    /// of an earlier stream or format is left out.
+    fileprivate func drain() {
+        let rate = negotiatedRateHz.load(ordering: .relaxed)
+        let generation = streamGeneration.load(ordering: .relaxed)
+        handoff.drain { record, values in
+            guard !stopped, record.generation == generation, record.rateHz == rate, record.channels == channels,
+                  rate > 0
+            else { return }
+            deliver(values, capturedNs: record.capturedNs, rate: rate)
+        }
+    }
+
+    private func deliver(_ samples: UnsafeBufferPointer<Float>, capturedNs: UInt64, rate: Int) {
         let chunkNs = Self.durationNs(frames: UInt64(chunkFrames), rate: rate)
         let resyncThresholdNs = max(chunkNs, 30_000_000)
-        if timeline.observe(measuredNs: measuredNs, pendingFrames: UInt64(pending.count / channels), rateHz: rate,
+        if timeline.observe(measuredNs: capturedNs, pendingFrames: UInt64(pending.count / channels), rateHz: rate,
                             thresholdNs: resyncThresholdNs) {
             pending.removeAll(keepingCapacity: true)
         }
-
-        let samples = UnsafeBufferPointer(start: (base + offset).assumingMemoryBound(to: Float.self),
-                                          count: frames * channels)
         let chunkSamples = chunkFrames * channels
         var index = 0
         while index < samples.count {
@@ -445,8 +494,13 @@ private func captureParamChanged(_ data: UnsafeMutableRawPointer?, _ id: UInt32,
     captureSession(data).paramChanged(id: id, param: param)
 }
 
+/// On the data loop (PW_STREAM_FLAG_RT_PROCESS).
 private func captureProcess(_ data: UnsafeMutableRawPointer?) {
-    captureSession(data).process()
+    captureSession(data).processRealtime()
+}
+
+private func captureDrain(_ data: UnsafeMutableRawPointer?, _ count: UInt64) {
+    captureSession(data).drain()
 }
 
 private func captureRetryTimer(_ data: UnsafeMutableRawPointer?, _ expirations: UInt64) {

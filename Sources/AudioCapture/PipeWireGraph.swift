@@ -49,11 +49,15 @@ final class PipeWireGraph {
     var daemonError: String? { connection.daemonError }
 
     /// Connects and waits for the registry's first listing (and the default metadata's values).
-    init(name: String, remote: String? = nil, timeoutMs: Int = 3000) throws(AudioCaptureError) {
+    /// `realtime`: the data loop runs real-time (`PipeWireConnection(realtime:)`); only for
+    /// streams whose `process` runs there and does no more than copy (the capture's
+    /// `SampleHandoff`): a stream processed on the thread loop loses more behind a real-time data
+    /// loop, which keeps cycling while the thread loop waits.
+    init(name: String, remote: String? = nil, timeoutMs: Int = 3000, realtime: Bool = false) throws(AudioCaptureError) {
         metadataListener.initialize(to: spa_hook())
         metadataEvents.initialize(to: pw_metadata_events())
         do throws(PipeWireConnectionError) {
-            connection = try PipeWireConnection(name: name)
+            connection = try PipeWireConnection(name: name, realtime: realtime)
         } catch {
             metadataListener.deallocate()
             metadataEvents.deallocate()

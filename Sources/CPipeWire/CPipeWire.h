@@ -106,12 +106,25 @@ static inline uint32_t CPipeWire_SPA_AUDIO_FORMAT_F32(void) { return SPA_AUDIO_F
 static inline uint32_t CPipeWire_SPA_PARAM_Format(void) { return SPA_PARAM_Format; }
 
 /// Connects a capture stream to whatever its target.object property names (or the default),
-/// mapping buffers; process runs on the thread loop (no PW_STREAM_FLAG_RT_PROCESS).
+/// mapping buffers; process runs on the context's real-time data loop (PW_STREAM_FLAG_RT_PROCESS),
+/// where it must only copy the samples out (AudioCapture's SampleHandoff).
 static inline int CPipeWire_pw_stream_connect_capture(struct pw_stream *stream, const struct spa_pod *format) {
     const struct spa_pod *params[1] = { format };
     return pw_stream_connect(stream, SPA_DIRECTION_INPUT, PW_ID_ANY,
-                             (enum pw_stream_flags)(PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS),
+                             (enum pw_stream_flags)(PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS
+                                                    | PW_STREAM_FLAG_RT_PROCESS),
                              params, 1);
+}
+
+/// An event source on the loop: `func` runs on the loop's thread after any thread signals it
+/// (an eventfd write: safe from a real-time thread).
+static inline struct spa_source *CPipeWire_pw_loop_add_event(struct pw_loop *loop, spa_source_event_func_t func,
+                                                             void *data) {
+    return pw_loop_add_event(loop, func, data);
+}
+
+static inline int CPipeWire_pw_loop_signal_event(struct pw_loop *loop, struct spa_source *source) {
+    return pw_loop_signal_event(loop, source);
 }
 /// A one-shot timer on the loop (re-linking a capture stream the session manager dropped).
 static inline struct spa_source *CPipeWire_pw_loop_add_timer(struct pw_loop *loop, spa_source_timer_func_t func,

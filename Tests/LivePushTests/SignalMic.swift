@@ -21,8 +21,12 @@ final class SignalMic {
         loopback = try Self.startLoopback(name)
     }
 
+    /// Real-time where it may (as root), as tools/testenv's mic: a device is driven by the daemon's
+    /// real-time thread, and a loopback at everyone's priority falls silent under load.
     private static func startLoopback(_ name: String) throws -> RunningCommand {
-        let loopback = try ProcessRunner.start("pw-loopback", [
+        let realtime = geteuid() == 0 ? ["chrt", "-f", "80"] : []
+        let command = realtime + ["pw-loopback"]
+        let loopback = try ProcessRunner.start(command[0], Array(command.dropFirst()) + [
             "--name", name + "-loopback",
             "--capture-props=media.class=Audio/Sink node.name=\(name)-in priority.session=0",
             "--playback-props=media.class=Audio/Source node.name=\(name) priority.session=0",
