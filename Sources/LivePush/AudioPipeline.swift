@@ -367,7 +367,12 @@ final class AudioPipeline: @unchecked Sendable {
 
     /// How far behind the clock the mixer catches up by mixing; beyond, it skips, so that a starved
     /// mixer adds at most this much to the sound's latency (and to what a stop leaves unmixed).
-    static let maxBehindMs = 300
+    /// Just under what a source queue keeps (`SourceQueue.maxQueuedMs`): the samples of a mixer
+    /// starved that long are still there, and mixing them costs little. At 300 ms, a machine
+    /// busy enough to starve the mixer replaced captured sound with silence: `livepush-bench load`
+    /// on a machine already at a load of 20 found 42.5 s of holes at nginx with 300 ms, 22.0 and
+    /// 14.7 s with 900 ms (runs taken in turn).
+    static let maxBehindMs = 900
 
     /// Silence for `frames` 20 ms intervals, encoded at once without mixing; counted as a hole.
     private func skip(frames: Int, frameNs: UInt64) {
