@@ -10,12 +10,12 @@ extension LivePusher {
     /// `progressIntervalMs` of recorded media; 0 (the default, as in the reference) turns it off.
     @discardableResult
     public func startLocalRecording(path: String, progressIntervalMs: Int = 0) -> Int32 {
-        let code = lifecycle.withLock { _ in startLocalRecordingLocked(path: path, progressIntervalMs: progressIntervalMs) }
+        let code = inTurn { startLocalRecordingLocked(path: path, progressIntervalMs: progressIntervalMs) }
         notify { $0.onLocalRecordBegin(code: code, storagePath: path) }
         return code
     }
 
-    /// `startLocalRecording`, holding `lifecycle`: the file is opened with `state` free.
+    /// `startLocalRecording`, in turn (`inTurn`): the file is opened with `state` free.
     private func startLocalRecordingLocked(path: String, progressIntervalMs: Int) -> Int32 {
         let (recording, pipeline, audioPipeline) = state.withLock { ($0.recording, $0.pipeline, $0.audioPipeline) }
         let code: Int32
@@ -49,10 +49,10 @@ extension LivePusher {
     /// -3 when it stopped before the first picture (nothing recorded: the empty file is removed),
     /// -1 when writing failed.
     public func stopLocalRecording() {
-        lifecycle.withLock { _ in stopLocalRecordingLocked() }
+        inTurn { stopLocalRecordingLocked() }
     }
 
-    /// `stopLocalRecording`, holding `lifecycle`; `finish` (the file's end) with `state` free.
+    /// `stopLocalRecording`, in turn (`inTurn`); `finish` (the file's end) with `state` free.
     func stopLocalRecordingLocked() {
         let (recording, pipeline, audioPipeline) = state.withLock { state in
             defer { state.recording = nil }

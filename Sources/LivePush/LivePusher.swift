@@ -56,10 +56,11 @@ public final class LivePusher: @unchecked Sendable {
     /// opens, joins, reads a file or waits under it, and never calls the observer.
     let state = Mutex(State())
     /// The calls that build or tear down (capture, microphone, recording, outputs) run one at a
-    /// time, each holding `lifecycle` across its blocking work (an encoder's open, a socket's bind,
-    /// a PipeWire round trip, a file, a thread's join) while `state` is free. Taken only by those
-    /// public calls, before any other lock; never by a callback, a pipeline or an output thread.
-    let lifecycle = Mutex(())
+    /// time, in the order they came, on this serial queue (`inTurn`), each with its blocking work
+    /// (an encoder's open, a socket's bind, a PipeWire round trip, a file, a thread's join) done
+    /// while `state` is free. Only those public calls go through it, before any lock; never a
+    /// callback, a pipeline, an output, the link thread or the tick, which those calls may join.
+    private let lifecycle = DispatchQueue(label: "livepush.lifecycle")
     /// The live outputs, those that gave up, and their figures (their own lock).
     let outputs = PushOutputs()
     /// The 1 Hz statistics and the congestion policy: auto bitrate, the poor-network picture,
@@ -112,13 +113,13 @@ public final class LivePusher: @unchecked Sendable {
     /// Starts the pipelines; with a `group`, listens for a capture helper there too (without
     /// one the pictures come from `sendVideoFrame`, LivePusher+Picture.swift).
     func startCapture(group: String?, runtimeDirectory: String?, audio: Bool) throws(LivePushError) {
-        try lifecycle.withLock { _ throws(LivePushError) in
+        try inTurn { () throws(LivePushError) in
             try startCaptureLocked(group: group, runtimeDirectory: runtimeDirectory, audio: audio)
         }
     }
 
     /// Builds the pipelines and the endpoint with `state` free, and puts them in `state` before the
-    /// endpoint exists, so that the helper's first events find them. Called holding `lifecycle`.
+    /// endpoint exists, so that the helper's first events find them. Called in turn (`inTurn`).
     private func startCaptureLocked(group: String?, runtimeDirectory: String?, audio: Bool) throws(LivePushError) {
         let running = state.withLock { ($0.endpoint?.configuration.group, $0.pipeline != nil) }
         if let group = running.0 { throw .alreadyCapturing(group: group) }
@@ -199,6 +200,17 @@ public final class LivePusher: @unchecked Sendable {
         pipeline.start()
         audioPipeline?.start()
         tick.start(parts: { [weak self] in self?.tickParts }, notify: { [weak self] call in self?.notify(call) })
+    }
+
+    /// Runs `body` as the only build-or-tear-down call, after those that came before it (a queue,
+    /// not a lock: under many callers a lock let one of them wait 8 s while others went ahead).
+    /// `body` runs on the calling thread.
+    func inTurn<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        dispatchPrecondition(condition: .notOnQueue(lifecycle))  // a call from inside one would wait for itself
+        let result = lifecycle.sync { () -> Result<T, E> in
+            do throws(E) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 
     /// What the statistics tick reads and steers, while capture runs.
@@ -286,7 +298,7 @@ public final class LivePusher: @unchecked Sendable {
 
     /// Stops the helper (STOP), the pipeline, the push and any recording.
     public func stopScreenCapture() {
-        lifecycle.withLock { _ in
+        inTurn {
             stopPushLocked()
             stopLocalRecordingLocked()
             stopMicrophoneLocked()
@@ -342,7 +354,7 @@ public final class LivePusher: @unchecked Sendable {
     /// and the stream carries silence.
     @discardableResult
     public func startMicrophone(name: String? = nil) -> Int32 {
-        let result = lifecycle.withLock { _ -> Result<Microphone, MicrophoneProblem>? in
+        let result = inTurn { () -> Result<Microphone, MicrophoneProblem>? in
             guard let audioPipeline = state.withLock({ $0.microphone == nil ? $0.audioPipeline : nil }) else { return nil }
             // A PipeWire round trip: with `state` free.
             let result = Microphone.open(name: name, pipeline: audioPipeline) { [weak self] event in
@@ -378,10 +390,10 @@ public final class LivePusher: @unchecked Sendable {
 
     /// Stops capturing the microphone (its place in the mix becomes silence).
     public func stopMicrophone() {
-        lifecycle.withLock { _ in stopMicrophoneLocked() }
+        inTurn { stopMicrophoneLocked() }
     }
 
-    /// `stopMicrophone`, holding `lifecycle`.
+    /// `stopMicrophone`, in turn (`inTurn`).
     private func stopMicrophoneLocked() {
         let microphone = state.withLock { state in
             defer { state.microphone = nil }

@@ -18,7 +18,7 @@ extension LivePusher {
     /// earlier are forgotten.
     @discardableResult
     public func startPush(url text: String) -> Int32 {
-        lifecycle.withLock { _ in
+        inTurn {
             guard outputs.isEmpty else { return -1 }
             outputs.forgetGivenUp()
             return addPushDestinationLocked(url: text)
@@ -30,10 +30,10 @@ extension LivePusher {
     /// does not hold the others back. Its status carries its (redacted) URL in `extraInfo["url"]`.
     @discardableResult
     public func addPushDestination(url text: String) -> Int32 {
-        lifecycle.withLock { _ in addPushDestinationLocked(url: text) }
+        inTurn { addPushDestinationLocked(url: text) }
     }
 
-    /// `addPushDestination`, holding `lifecycle`.
+    /// `addPushDestination`, in turn (`inTurn`).
     private func addPushDestinationLocked(url text: String) -> Int32 {
         let url: PushDestination
         do {
@@ -46,7 +46,7 @@ extension LivePusher {
     }
 
     /// Starts one destination: 0, or -1 (no screen capture, already live, or its output could
-    /// not be built: then `onError(pushFailed)` says why). Called holding `lifecycle`: the output
+    /// not be built: then `onError(pushFailed)` says why). Called in turn (`inTurn`): the output
     /// is built with `state` free, and joins the live set and the pipelines once it runs.
     private func startOutputLocked(_ url: PushDestination) -> Int32 {
         let parts = state.withLock { ($0.pipeline, $0.audioPipeline) }
@@ -109,10 +109,10 @@ extension LivePusher {
     /// Stops publishing to every destination (FCUnpublish, deleteStream) and forgets those that
     /// gave up; encoding and recording go on.
     public func stopPush() {
-        lifecycle.withLock { _ in stopPushLocked() }
+        inTurn { stopPushLocked() }
     }
 
-    /// `stopPush`, holding `lifecycle`.
+    /// `stopPush`, in turn (`inTurn`).
     func stopPushLocked() {
         let stopped = outputs.removeAll()
         let (pipeline, audioPipeline) = state.withLock { ($0.pipeline, $0.audioPipeline) }
@@ -130,7 +130,7 @@ extension LivePusher {
     /// destination (none was started, or `stopPush` ended them).
     @discardableResult
     public func reconnectPush() -> Int32 {
-        lifecycle.withLock { _ in
+        inTurn {
             let (live, givenUp) = (outputs.live, outputs.givenUp)
             guard !live.isEmpty || !givenUp.isEmpty else { return -1 }
             for output in live { output.reconnect() }
@@ -144,7 +144,7 @@ extension LivePusher {
     /// (-1 when there is no destination).
     @discardableResult
     public func restartPush() -> Int32 {
-        lifecycle.withLock { _ in
+        inTurn {
             let urls = outputs.allDestinations
             guard !urls.isEmpty else { return -1 }
             stopPushLocked()

@@ -113,7 +113,7 @@ extension LivePusher {
     /// the others, encoding and recording go on. 0, or -2 for an index that is not there.
     @discardableResult
     public func removePushDestination(index: Int) -> Int32 {
-        lifecycle.withLock { _ in
+        inTurn {
             guard let output = outputs.remove(at: index) else { return LivePushErrorCode.invalidParameter }
             let (pipeline, audioPipeline) = state.withLock { ($0.pipeline, $0.audioPipeline) }
             pipeline?.remove(output)

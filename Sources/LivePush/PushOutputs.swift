@@ -6,7 +6,7 @@ import Synchronization
 /// Owner: `state`, its own `Mutex`, held for a few instructions. Nothing is called on an output
 /// under it: an output's figures and totals (its `NSCondition`) are read before or after, and
 /// stored or merged under it. No other lock is taken under it. The pusher's public calls that add
-/// or remove outputs run one at a time (`LivePusher.lifecycle`); an output's own thread calls
+/// or remove outputs run one at a time (`LivePusher.inTurn`); an output's own thread calls
 /// `setStatus` and `gaveUp`.
 final class PushOutputs: Sendable {
     private struct State {
