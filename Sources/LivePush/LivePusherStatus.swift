@@ -1,6 +1,7 @@
 import Foundation
 import LinuxSystem
 import Media
+import Synchronization
 
 /// The SDK-wide switches: its version and how much is logged.
 public enum LivePush {
@@ -8,13 +9,13 @@ public enum LivePush {
     public static let version = LivePushVersion.current
 
     /// How much LivePush and FFmpeg's libraries log to stderr.
-    public static var logLevel: LivePushLogLevel { levelLock.withLock { currentLevel } }
+    public static var logLevel: LivePushLogLevel { currentLevel.withLock { $0 } }
 
     /// Sets the log level for the process; FFmpeg's own log (`av_log`) follows it: quiet, error and
     /// warning map to FFmpeg's level of the same name, info to FFmpeg's warning (FFmpeg's info is
     /// the encoders' banners and per-run statistics), debug to FFmpeg's debug.
     public static func setLogLevel(_ level: LivePushLogLevel) {
-        levelLock.withLock { currentLevel = level }
+        currentLevel.withLock { $0 = level }
         switch level {
         case .quiet: LibraryLogLevel.quiet.apply()
         case .error: LibraryLogLevel.error.apply()
@@ -26,8 +27,7 @@ public enum LivePush {
     /// FFmpeg's log level now (what `setLogLevel` set it to).
     public static var libraryLogLevel: String { LibraryLogLevel.current.rawValue }
 
-    private static let levelLock = NSLock()
-    nonisolated(unsafe) private static var currentLevel = LivePushLogLevel.info
+    private static let currentLevel = Mutex(LivePushLogLevel.info)
 }
 
 /// Log levels, quietest first.
