@@ -134,18 +134,19 @@ extension LivePusher {
     /// picture went out within `timeoutMs`.
     public func snapshotJPEG(timeoutMs: Int = 1000) -> [UInt8]? {
         guard let pipeline else { return nil }
-        return snapshotter.withLock { snapshotter -> [UInt8]? in
-            do {
-                if snapshotter == nil {
-                    snapshotter = try Snapshotter(width: pipeline.settings.width, height: pipeline.settings.height)
-                }
-                guard let snapshotter, pipeline.capturePreview(into: snapshotter.frame, timeoutMs: timeoutMs) else {
-                    return nil
-                }
-                return try snapshotter.encoder.encode(snapshotter.frame)
-            } catch {
-                return nil
-            }
+        // Taken out of `snapshotter` for the wait and the encode, and put back: a caller at the same
+        // time makes its own rather than waiting under the lock.
+        let kept = snapshotter.withLock { kept in
+            defer { kept = nil }
+            return kept
+        }
+        do {
+            let snapshotter = try kept ?? Snapshotter(width: pipeline.settings.width, height: pipeline.settings.height)
+            defer { self.snapshotter.withLock { if $0 == nil { $0 = snapshotter } } }
+            guard pipeline.capturePreview(into: snapshotter.frame, timeoutMs: timeoutMs) else { return nil }
+            return try snapshotter.encoder.encode(snapshotter.frame)
+        } catch {
+            return nil
         }
     }
 }
