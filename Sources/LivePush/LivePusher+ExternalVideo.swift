@@ -20,7 +20,7 @@ extension LivePusher {
     @discardableResult
     public func sendVideoFrame(_ frame: ExternalVideoFrame) -> Int32 {
         guard frame.problem == nil else { return LivePushErrorCode.invalidParameter }
-        guard let pipeline = lock.withLock({ pipeline }) else { return -1 }
+        guard let pipeline = pipeline else { return -1 }
         guard pipeline.external.submit(frame) else { return LivePushErrorCode.invalidParameter }
         pipeline.frameArrived()
         return 0

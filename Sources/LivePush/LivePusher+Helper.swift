@@ -3,40 +3,44 @@ import CaptureLink
 /// What the capture helper's session does to the broadcast: the screen, its placeholders, and
 /// what the observer hears. Called on the endpoint's link thread, in order.
 ///
+/// Each event takes `state` for a few instructions (a flag and the pipeline's placeholder under
+/// it, so that they agree with `pause`/`resume` on other threads); nothing here blocks.
+///
 /// Every text here that came from the helper was neutralised where it entered (`PusherSession`,
 /// SPEC §2.3); codes the SDK does not know are shown as their numbers.
 extension LivePusher {
     func handle(_ event: CaptureLinkEvent) {
         switch event {
         case .started:
-            lock.withLock {
-                helperReturning = true
-                pipeline?.startNewSession()
+            state.withLock {
+                $0.helperReturning = true
+                $0.pipeline?.startNewSession()
             }
             notify { $0.onScreenCaptureStarted() }
         case .frame:
             // A helper that (re)started: its first frame brings the screen back, on a keyframe.
-            lock.withLock {
-                pipeline?.frameArrived()
-                if helperReturning {
-                    helperReturning = false
-                    pipeline?.hidePlaceholder(.helperLost)
+            let pipeline = state.withLock { state -> VideoPipeline? in
+                if state.helperReturning {
+                    state.helperReturning = false
+                    state.pipeline?.hidePlaceholder(.helperLost)
                 }
+                return state.pipeline
             }
+            pipeline?.frameArrived()
         case .paused(let code):
-            lock.withLock {
-                helperPaused = true
-                pipeline?.showPlaceholder(.paused)
+            state.withLock {
+                $0.helperPaused = true
+                $0.pipeline?.showPlaceholder(.paused)
             }
             notify { $0.onWarning(code: LivePushWarningCode.helperPaused,
                                   message: "the capture helper paused: \(PauseReason.describe(code: code)); the pause "
                                     + "picture is shown until it resumes",
                                   extraInfo: ["reason": String(code)]) }
         case .resumed:
-            let shown = lock.withLock { () -> Bool in
-                helperPaused = false
-                if !userPaused { pipeline?.hidePlaceholder(.paused) }
-                return !userPaused
+            let shown = state.withLock { state -> Bool in
+                state.helperPaused = false
+                if !state.userPaused { state.pipeline?.hidePlaceholder(.paused) }
+                return !state.userPaused
             }
             notify { $0.onWarning(code: LivePushWarningCode.helperResumed,
                                   message: "the capture helper resumed" + (shown ? "" : " (the broadcast stays paused)"),
@@ -50,7 +54,7 @@ extension LivePusher {
             let message = "the capture helper finished: \(FinishReason.describe(code: code))"
                 + (text.isEmpty ? "" : ": \(text)")
             // The answer to the pusher's own STOP (screen capture stopping) is no news.
-            let answeringStop = lock.withLock { endpoint == nil }
+            let answeringStop = state.withLock { $0.endpoint == nil }
             if !answeringStop {
                 notify { $0.onWarning(code: planned ? LivePushWarningCode.helperFinished : LivePushWarningCode.helperLost,
                                       message: message, extraInfo: ["reason": String(code)]) }
@@ -72,12 +76,9 @@ extension LivePusher {
             notify { $0.onWarning(code: LivePushWarningCode.helperClock, message: warning.description,
                                   extraInfo: ["message": warning.message, "aheadMs": String(warning.aheadMs)]) }
         case .audio(let audio):
-            lock.lock()
-            let audioPipeline = self.audioPipeline
-            lock.unlock()
-            audioPipeline?.push(audio)
+            state.withLock { $0.audioPipeline }?.push(audio)
         case .unchangedFrame:
-            lock.withLock { pipeline?.frameArrived() }
+            pipeline?.frameArrived()
         case .connected:
             break
         }
@@ -86,11 +87,11 @@ extension LivePusher {
     /// The helper stopped or went away: the output goes on with the placeholder, at its frame
     /// rate, and audio goes on, until a helper comes back on the group.
     private func helperGone() {
-        lock.withLock {
-            helperReturning = false
-            helperPaused = false
-            if !userPaused { pipeline?.hidePlaceholder(.paused) }
-            pipeline?.showPlaceholder(.helperLost)
+        state.withLock {
+            $0.helperReturning = false
+            $0.helperPaused = false
+            if !$0.userPaused { $0.pipeline?.hidePlaceholder(.paused) }
+            $0.pipeline?.showPlaceholder(.helperLost)
         }
     }
 }

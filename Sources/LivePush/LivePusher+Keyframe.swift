@@ -18,7 +18,7 @@ extension LivePusher {
     /// (`keyframesForced`).
     @discardableResult
     public func requestKeyframe(followUpMs: Int? = nil) -> KeyframeRequestResult {
-        guard let pipeline = lock.withLock({ pipeline }) else { return .noVideo }
+        guard let pipeline = pipeline else { return .noVideo }
         return pipeline.keyframeRequests.request(nowNs: MonotonicClock.nowNs(), followUpMs: followUpMs)
     }
 }

@@ -85,7 +85,7 @@ extension LivePusher {
     /// capture is not running (then `onSnapshotComplete` reports that too).
     @discardableResult
     public func snapshot() -> Int32 {
-        let running = lock.withLock { pipeline != nil }
+        let running = pipeline != nil
         DispatchQueue.global().async { [weak self] in
             guard let self else { return }
             let result = self.snapshotPNG()
@@ -101,7 +101,7 @@ extension LivePusher {
 
     /// The next outgoing picture as a PNG file's bytes (libavcodec's png encoder), waiting up to `timeoutMs`.
     public func snapshotPNG(timeoutMs: Int = 2000) -> Result<[UInt8], SnapshotError> {
-        guard let pipeline = lock.withLock({ pipeline }) else { return .failure(.notCapturing) }
+        guard let pipeline = pipeline else { return .failure(.notCapturing) }
         let width = pipeline.settings.width, height = pipeline.settings.height
         do {
             let frame = try VideoFrame(width: width, height: height)

@@ -10,7 +10,14 @@ extension LivePusher {
     /// `progressIntervalMs` of recorded media; 0 (the default, as in the reference) turns it off.
     @discardableResult
     public func startLocalRecording(path: String, progressIntervalMs: Int = 0) -> Int32 {
-        lock.lock()
+        let code = inTurn { startLocalRecordingLocked(path: path, progressIntervalMs: progressIntervalMs) }
+        notify { $0.onLocalRecordBegin(code: code, storagePath: path) }
+        return code
+    }
+
+    /// `startLocalRecording`, in turn (`inTurn`): the file is opened with `state` free.
+    private func startLocalRecordingLocked(path: String, progressIntervalMs: Int) -> Int32 {
+        let (recording, pipeline, audioPipeline) = state.withLock { ($0.recording, $0.pipeline, $0.audioPipeline) }
         let code: Int32
         if recording != nil {
             code = LocalRecordingCode.alreadyRecording
@@ -25,7 +32,7 @@ extension LivePusher {
                     self?.notify { $0.onError(code: LocalRecordingCode.internalError,
                                               message: "recording failed: \(error)", extraInfo: ["path": path]) }
                 }
-                self.recording = recording
+                state.withLock { $0.recording = recording }
                 pipeline.add(recording)
                 audioPipeline?.add(recording)
                 code = LocalRecordingCode.ok
@@ -35,8 +42,6 @@ extension LivePusher {
         } else {
             code = LocalRecordingCode.internalError
         }
-        lock.unlock()
-        notify { $0.onLocalRecordBegin(code: code, storagePath: path) }
         return code
     }
 
@@ -44,15 +49,18 @@ extension LivePusher {
     /// -3 when it stopped before the first picture (nothing recorded: the empty file is removed),
     /// -1 when writing failed.
     public func stopLocalRecording() {
-        lock.lock()
-        let recording = self.recording
-        self.recording = nil
-        if let recording {
-            pipeline?.remove(recording)
-            audioPipeline?.remove(recording)
+        inTurn { stopLocalRecordingLocked() }
+    }
+
+    /// `stopLocalRecording`, in turn (`inTurn`); `finish` (the file's end) with `state` free.
+    func stopLocalRecordingLocked() {
+        let (recording, pipeline, audioPipeline) = state.withLock { state in
+            defer { state.recording = nil }
+            return (state.recording, state.pipeline, state.audioPipeline)
         }
-        lock.unlock()
         guard let recording else { return }
+        pipeline?.remove(recording)
+        audioPipeline?.remove(recording)
         let code = switch recording.finish() {
         case .complete: LocalRecordingCode.ok
         case .nothingRecorded: LocalRecordingCode.nothingRecorded

@@ -15,7 +15,7 @@ extension LivePusher {
         guard LivePushSEI.problem(text: text, repeatCount: repeatCount, delayMs: delayMs) == nil else {
             return LivePushErrorCode.invalidParameter
         }
-        guard let pipeline = lock.withLock({ pipeline }) else { return -1 }
+        guard let pipeline = pipeline else { return -1 }
         pipeline.sei.add(text: text, repeatCount: repeatCount, delayMs: delayMs, keyFrameOnly: keyFrameOnly)
         return 0
     }

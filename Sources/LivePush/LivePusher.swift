@@ -32,39 +32,42 @@ public final class LivePusher: @unchecked Sendable {
     private let callbackQueue: DispatchQueue
     /// Set on `callbackQueue` (see `destroy`).
     private let callbackQueueKey = DispatchSpecificKey<Void>()
-    let lock = NSLock()
-    private(set) var endpoint: PusherEndpoint?
-    var pipeline: VideoPipeline?
-    var audioPipeline: AudioPipeline?
-    private var microphone: Microphone?
-    var recording: LocalRecording?
-    /// The live push destinations, those that gave up (for reconnectPush and restartPush), and
-    /// what the stopped ones carried.
-    var pushes: [PushOutput] = []
-    var givenUpPushes: [PushDestination] = []
-    var finishedPushTotals: [(url: PushDestination, totals: PushOutputTotals)] = []
-    private var statisticsTimer: DispatchSourceTimer?
-    private var lastCounters = (encoded: 0, repeated: 0, skipped: 0, ticksSkipped: 0, bytes: 0)
-    private var lastAudioBytes = 0
-    private var lastCpuSeconds = 0.0
-    private var lastSystemTicks: (busy: UInt64, total: UInt64)?
-    var bitrateController: BitrateController
-    /// Adaptive resolution's decisions (`LivePusher+Resolution.swift`); nil when it is off.
-    var resolutionController: ResolutionController?
-    /// Why the screen is not shown: the user paused, the helper paused, the helper is gone.
-    var userPaused = false
-    var helperPaused = false
-    /// A helper (re)started: the screen comes back with its first frame.
-    var helperReturning = false
-    /// The audio controls the user set, kept for a pipeline that does not exist yet.
-    private var audioControls = PendingAudioControls()
-    /// Each destination's latest status and figures (`status`, LivePusherStatus.swift).
-    var destinationStatus: [ObjectIdentifier: PushStatus] = [:]
-    var destinationFigures: [ObjectIdentifier: PushOutputFigures] = [:]
+
+    /// What the pusher runs now and the switches that steer it. Touched only by `LivePusher` and
+    /// its extension files.
+    struct State {
+        var endpoint: PusherEndpoint?
+        var pipeline: VideoPipeline?
+        var audioPipeline: AudioPipeline?
+        var microphone: Microphone?
+        var recording: LocalRecording?
+        /// Why the screen is not shown: the user paused, the helper paused.
+        var userPaused = false
+        var helperPaused = false
+        /// A helper (re)started: the screen comes back with its first frame.
+        var helperReturning = false
+        /// The audio controls the user set, kept for a pipeline that does not exist yet.
+        var audioControls = PendingAudioControls()
+    }
+
+    /// The pusher's own state, held for a few instructions by any thread (the caller's, the link
+    /// thread's, an output's, the statistics tick's). Under it the code takes only the pipelines'
+    /// short locks (a placeholder, a sink added or removed, an audio control); it never builds,
+    /// opens, joins, reads a file or waits under it, and never calls the observer.
+    let state = Mutex(State())
+    /// The calls that build or tear down (capture, microphone, recording, outputs) run one at a
+    /// time, in the order they came, on this serial queue (`inTurn`), each with its blocking work
+    /// (an encoder's open, a socket's bind, a PipeWire round trip, a file, a thread's join) done
+    /// while `state` is free. Only those public calls go through it, before any lock; never a
+    /// callback, a pipeline, an output, the link thread or the tick, which those calls may join.
+    private let lifecycle = DispatchQueue(label: "livepush.lifecycle")
+    /// The live outputs, those that gave up, and their figures (their own lock).
+    let outputs = PushOutputs()
+    /// The 1 Hz statistics and the congestion policy: auto bitrate, the poor-network picture,
+    /// adaptive resolution (their own lock).
+    let tick: StatisticsTick
     /// `snapshotJPEG`'s picture and encoder, made on first use.
     let snapshotter = Mutex<Snapshotter?>(nil)
-    /// Since when the network has carried less than the minimum bitrate (ns), if it has.
-    private var networkPoorSinceNs: UInt64?
     /// Background music, external PCM, noise suppression, voice activity, ear monitoring
     /// (`LivePusher+Sound.swift`).
     let sound = SoundControls()
@@ -72,6 +75,8 @@ public final class LivePusher: @unchecked Sendable {
     let picture = PictureControls()
     /// The observer, for the callbacks that run synchronously on a pipeline's thread.
     var currentObserver: (any LivePusherObserver)? { observer }
+    /// The video pipeline while capture runs.
+    var pipeline: VideoPipeline? { state.withLock { $0.pipeline } }
 
     /// A pusher with a validated `config`. Callbacks go to `observer` on `callbackQueue`
     /// (a private serial queue when nil).
@@ -79,9 +84,7 @@ public final class LivePusher: @unchecked Sendable {
         throws(LivePushError)
     {
         do { self.config = try config.validated() } catch { throw .config(error) }
-        let bitrates = self.config.effectiveBitratesKbps
-        bitrateController = BitrateController(targetKbps: bitrates.target, minKbps: bitrates.min,
-                                              currentKbps: bitrates.initial, enabled: self.config.autoBitrate)
+        tick = StatisticsTick(config: self.config, outputs: outputs)
         self.observer = observer
         self.callbackQueue = callbackQueue ?? DispatchQueue(label: "livepush.observer")
         // Marks the queue as this pusher's, so that `destroy` knows when it runs on it (a sync
@@ -110,14 +113,21 @@ public final class LivePusher: @unchecked Sendable {
     /// Starts the pipelines; with a `group`, listens for a capture helper there too (without
     /// one the pictures come from `sendVideoFrame`, LivePusher+Picture.swift).
     func startCapture(group: String?, runtimeDirectory: String?, audio: Bool) throws(LivePushError) {
-        lock.lock()
-        defer { lock.unlock() }
-        if let endpoint { throw .alreadyCapturing(group: endpoint.configuration.group) }
-        if pipeline != nil { throw .alreadyCapturing(group: "(external video)") }
+        try inTurn { () throws(LivePushError) in
+            try startCaptureLocked(group: group, runtimeDirectory: runtimeDirectory, audio: audio)
+        }
+    }
+
+    /// Builds the pipelines and the endpoint with `state` free, and puts them in `state` before the
+    /// endpoint exists, so that the helper's first events find them. Called in turn (`inTurn`).
+    private func startCaptureLocked(group: String?, runtimeDirectory: String?, audio: Bool) throws(LivePushError) {
+        let running = state.withLock { ($0.endpoint?.configuration.group, $0.pipeline != nil) }
+        if let group = running.0 { throw .alreadyCapturing(group: group) }
+        if running.1 { throw .alreadyCapturing(group: "(external video)") }
         let epochNs = MonotonicClock.nowNs()
         let settings = VideoPipelineSettings(
             width: config.videoWidth, height: config.videoHeight, fps: config.fps, gopSeconds: config.gopSeconds,
-            bitrateKbps: bitrateController.currentKbps, encoder: config.encoder, scaleMode: config.scaleMode,
+            bitrateKbps: tick.bitratesKbps.current, encoder: config.encoder, scaleMode: config.scaleMode,
             tuning: config.encoderTuning, epochNs: epochNs)
         let box = EndpointBox()
         let images = loadPlaceholderImages()
@@ -139,19 +149,6 @@ public final class LivePusher: @unchecked Sendable {
                                   message: "encoder \(requested) is not usable here (\(error)); using libx264",
                                   extraInfo: ["encoder": requested]) }
         }
-        var endpoint: PusherEndpoint?
-        if let group {
-            var endpointConfiguration = PusherEndpointConfiguration(group: group)
-            endpointConfiguration.runtimeDirectory = runtimeDirectory
-            endpointConfiguration.fps = UInt32(config.fps)
-            do {
-                endpoint = try PusherEndpoint(configuration: endpointConfiguration) { [weak self] event in
-                    self?.handle(event)
-                }
-            } catch {
-                throw reported(.screenCapture(error))
-            }
-        }
         var audioPipeline: AudioPipeline?
         if audio {
             do {
@@ -159,34 +156,70 @@ public final class LivePusher: @unchecked Sendable {
                     sampleRateHz: config.audioSampleRateHz, channels: config.audioChannels,
                     bitrateKbps: config.audioBitrateKbps, epochNs: epochNs))
             } catch {
-                endpoint?.stop()
                 throw reported(.encoder(error))
             }
         }
-        box.endpoint = endpoint
-        if let audioPipeline {
-            connectAudio(audioPipeline)
-            audioControls.apply(to: audioPipeline)  // what was set before capture started
+        pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
+        pipeline.onStall = { [weak self] durationMs, skipped in self?.warnStalled(durationMs: durationMs, skipped: skipped) }
+        watchAutoResolution(pipeline)
+        pipeline.onEncoderError = { [weak self] error in
+            self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
         }
-        if userPaused { pipeline.showPlaceholder(.paused) }
+        state.withLock {
+            if let audioPipeline { $0.audioControls.apply(to: audioPipeline) }  // what was set before capture started
+            if $0.userPaused { pipeline.showPlaceholder(.paused) }
+            $0.pipeline = pipeline
+            $0.audioPipeline = audioPipeline
+        }
+        tick.applyBitrate(to: pipeline)
+        if let group {
+            var endpointConfiguration = PusherEndpointConfiguration(group: group)
+            endpointConfiguration.runtimeDirectory = runtimeDirectory
+            endpointConfiguration.fps = UInt32(config.fps)
+            do {
+                let endpoint = try PusherEndpoint(configuration: endpointConfiguration) { [weak self] event in
+                    self?.handle(event)
+                }
+                box.endpoint = endpoint
+                state.withLock { $0.endpoint = endpoint }
+            } catch {
+                state.withLock {
+                    $0.pipeline = nil
+                    $0.audioPipeline = nil
+                }
+                throw reported(.screenCapture(error))
+            }
+        }
+        if let audioPipeline { connectAudio(audioPipeline) }
         picture.configure(watermarks: config.watermarks, mirrored: config.pushMirror) { path, problem in
             notify { $0.onWarning(code: LivePushWarningCode.watermarkUnreadable,
                                   message: "cannot use '\(path)' as a watermark (\(problem)); use a PNG or JPEG file. "
                                     + "The broadcast goes on without it", extraInfo: ["path": path]) }
         }
         picture.attach(pipeline.compositor)
-        pipeline.onFirstFrame = { [weak self] in self?.notify { $0.onCaptureFirstVideoFrame() } }
-        pipeline.onStall = { [weak self] durationMs, skipped in self?.warnStalled(durationMs: durationMs, skipped: skipped) }
-        startAutoResolution(pipeline)
-        pipeline.onEncoderError = { [weak self] error in
-            self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: error.description, extraInfo: [:]) }
-        }
-        self.endpoint = endpoint
-        self.pipeline = pipeline
-        self.audioPipeline = audioPipeline
         pipeline.start()
         audioPipeline?.start()
-        startStatistics()
+        tick.start(parts: { [weak self] in self?.tickParts }, notify: { [weak self] call in self?.notify(call) })
+    }
+
+    /// Runs `body` as the only build-or-tear-down call, after those that came before it (a queue,
+    /// not a lock: under many callers a lock let one of them wait 8 s while others went ahead).
+    /// `body` runs on the calling thread.
+    func inTurn<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        dispatchPrecondition(condition: .notOnQueue(lifecycle))  // a call from inside one would wait for itself
+        let result = lifecycle.sync { () -> Result<T, E> in
+            do throws(E) { return .success(try body()) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// What the statistics tick reads and steers, while capture runs.
+    private var tickParts: StatisticsTick.Parts? {
+        state.withLock {
+            guard let pipeline = $0.pipeline else { return nil }
+            return StatisticsTick.Parts(pipeline: pipeline, audioPipeline: $0.audioPipeline, endpoint: $0.endpoint,
+                                        recording: $0.recording)
+        }
     }
 
     /// A failure to start screen capture, also sent to `onError` (the encoder's as
@@ -221,26 +254,24 @@ public final class LivePusher: @unchecked Sendable {
     /// Sends the pause image (or the last picture, dimmed, with a notice) instead of the screen,
     /// at the same frame rate; audio goes on. The reference SDK's pause.
     public func pause() {
-        lock.lock()
-        userPaused = true
-        pipeline?.showPlaceholder(.paused)
-        lock.unlock()
+        state.withLock {
+            $0.userPaused = true
+            $0.pipeline?.showPlaceholder(.paused)
+        }
     }
 
     /// The screen again, from the next frame (a keyframe).
     public func resume() {
-        lock.lock()
-        userPaused = false
-        if !helperPaused { pipeline?.hidePlaceholder(.paused) }
-        lock.unlock()
+        state.withLock {
+            $0.userPaused = false
+            if !$0.helperPaused { $0.pipeline?.hidePlaceholder(.paused) }
+        }
     }
 
     /// Whether a placeholder is shown instead of the screen now, and why: "paused",
     /// "helperLost" or "networkPoor"; nil while the screen is shown.
     public var placeholderShown: String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return pipeline?.shownPlaceholder.map { "\($0)" }
+        pipeline?.shownPlaceholder.map { "\($0)" }
     }
 
     private func connectAudio(_ audioPipeline: AudioPipeline) {
@@ -262,29 +293,30 @@ public final class LivePusher: @unchecked Sendable {
 
     /// The socket a helper connects to, while screen capture runs.
     public var screenCaptureSocketPath: String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return endpoint?.rendezvous.socketPath
+        state.withLock { $0.endpoint }?.rendezvous.socketPath
     }
 
     /// Stops the helper (STOP), the pipeline, the push and any recording.
     public func stopScreenCapture() {
-        stopPush()
-        stopLocalRecording()
-        stopMicrophone()
-        sound.detach()
-        picture.detach()
-        lock.lock()
-        let endpoint = self.endpoint, pipeline = self.pipeline, audioPipeline = self.audioPipeline
-        self.endpoint = nil
-        self.pipeline = nil
-        self.audioPipeline = nil
-        statisticsTimer?.cancel()
-        statisticsTimer = nil
-        lock.unlock()
-        endpoint?.stop()
-        pipeline?.stop()
-        audioPipeline?.stop()
+        inTurn {
+            stopPushLocked()
+            stopLocalRecordingLocked()
+            stopMicrophoneLocked()
+            sound.detach()
+            picture.detach()
+            let (endpoint, pipeline, audioPipeline) = state.withLock { state in
+                defer {
+                    state.endpoint = nil
+                    state.pipeline = nil
+                    state.audioPipeline = nil
+                }
+                return (state.endpoint, state.pipeline, state.audioPipeline)
+            }
+            tick.stop()
+            endpoint?.stop()
+            pipeline?.stop()
+            audioPipeline?.stop()
+        }
     }
 
     // MARK: Audio
@@ -309,9 +341,9 @@ public final class LivePusher: @unchecked Sendable {
 
     /// Keeps an audio control and applies it to the pipeline, now or when it starts.
     func changeAudio(_ change: (inout PendingAudioControls) -> Void) {
-        lock.withLock {
-            change(&audioControls)
-            if let audioPipeline { audioControls.apply(to: audioPipeline) }
+        state.withLock {
+            change(&$0.audioControls)
+            if let audioPipeline = $0.audioPipeline { $0.audioControls.apply(to: audioPipeline) }
         }
     }
 
@@ -322,17 +354,18 @@ public final class LivePusher: @unchecked Sendable {
     /// and the stream carries silence.
     @discardableResult
     public func startMicrophone(name: String? = nil) -> Int32 {
-        lock.lock()
-        guard let audioPipeline, microphone == nil else {
-            lock.unlock()
-            return -1
+        let result = inTurn { () -> Result<Microphone, MicrophoneProblem>? in
+            guard let audioPipeline = state.withLock({ $0.microphone == nil ? $0.audioPipeline : nil }) else { return nil }
+            // A PipeWire round trip: with `state` free.
+            let result = Microphone.open(name: name, pipeline: audioPipeline) { [weak self] event in
+                self?.handle(event)
+            }
+            if case .success(let microphone) = result { state.withLock { $0.microphone = microphone } }
+            return result
         }
-        let result = Microphone.open(name: name, pipeline: audioPipeline) { [weak self] event in
-            self?.handle(event)
-        }
-        if case .success(let microphone) = result { self.microphone = microphone }
-        lock.unlock()
         switch result {
+        case nil:
+            return -1
         case .success:
             return 0
         case .failure(let problem):
@@ -357,10 +390,15 @@ public final class LivePusher: @unchecked Sendable {
 
     /// Stops capturing the microphone (its place in the mix becomes silence).
     public func stopMicrophone() {
-        lock.lock()
-        let microphone = self.microphone
-        self.microphone = nil
-        lock.unlock()
+        inTurn { stopMicrophoneLocked() }
+    }
+
+    /// `stopMicrophone`, in turn (`inTurn`).
+    private func stopMicrophoneLocked() {
+        let microphone = state.withLock { state in
+            defer { state.microphone = nil }
+            return state.microphone
+        }
         microphone?.stop()
     }
 
@@ -379,111 +417,7 @@ public final class LivePusher: @unchecked Sendable {
     // MARK: Statistics
 
     /// The latest figures (also sent to `onStatisticsUpdate` once a second).
-    public var statistics: LivePusherStatistics { lock.withLock { latestStatistics } }
-    /// Written by the statistics tick under the lock.
-    var latestStatistics = LivePusherStatistics()
-
-    private func startStatistics() {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "livepush.statistics"))
-        timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.setEventHandler { [weak self] in self?.updateStatistics() }
-        statisticsTimer = timer
-        timer.resume()
-    }
-
-    private func updateStatistics() {
-        lock.lock()
-        guard let pipeline else { lock.unlock(); return }
-        let counters = pipeline.counters
-        let audioBytes = audioPipeline?.counters.bytes ?? 0
-        let outputs = pushes.map { $0.takeFigures() }
-        for (output, figures) in zip(pushes, outputs) { destinationFigures[ObjectIdentifier(output)] = figures }
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        let cpuSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-        var figures = LivePusherStatistics()
-        figures.appCpu = Int((100 * (cpuSeconds - lastCpuSeconds)).rounded())
-        if let ticks = SystemCPU.ticks() {
-            if let last = lastSystemTicks, ticks.total > last.total {
-                figures.systemCpu = Int((100 * Double(ticks.busy - last.busy) / Double(ticks.total - last.total)).rounded())
-            }
-            lastSystemTicks = ticks
-        }
-        (figures.width, figures.height) = pipeline.outputSize
-        (figures.sourceWidth, figures.sourceHeight) = pipeline.sourceSize
-        figures.fps = counters.encoded - lastCounters.encoded
-        figures.videoBitrateKbps = (counters.bytes - lastCounters.bytes) * 8 / 1000
-        figures.audioBitrateKbps = (audioBytes - lastAudioBytes) * 8 / 1000
-        figures.audioSampleRateHz = audioPipeline?.settings.sampleRateHz ?? 0
-        figures.audioChannels = audioPipeline?.settings.channels ?? 0
-        figures.framesRepeated = counters.repeated
-        figures.framesSkipped = counters.skipped
-        figures.videoSkippedFrames = counters.ticksSkipped
-        figures.audioGapMs = audioPipeline?.gapMs ?? 0
-        figures.keyframesForced = pipeline.keyframeRequests.forcedCount
-        figures.recordingBytes = recording?.bytesWritten ?? 0
-        figures.delayMs = outputs.map(\.delayMs).max() ?? 0
-        figures.jitterMs = outputs.map(\.jitterMs).max() ?? 0
-        figures.framesDropped = outputs.reduce(0) { $0 + $1.framesDropped }
-        figures.queueMs = outputs.map(\.queuedMs).max() ?? 0
-        figures.bytesSent = outputs.reduce(0) { $0 + $1.bytesSent }
-        figures.sendBitrateKbps = outputs.reduce(0) { $0 + $1.sendRateKbps }
-        let srt = outputs.compactMap(\.transport)
-        figures.srtRttMs = Int((srt.map(\.rttMs).max() ?? 0).rounded())
-        figures.srtPacketsLost = srt.reduce(0) { $0 + $1.packetsLost }
-        figures.srtPacketsRetransmitted = srt.reduce(0) { $0 + $1.packetsRetransmitted }
-        figures.srtPacketsDropped = srt.reduce(0) { $0 + $1.packetsDropped }
-        figures.srtSendRateKbps = srt.reduce(0) { $0 + $1.sendRateKbps }
-        lastCounters = counters
-        lastAudioBytes = audioBytes
-        lastCpuSeconds = cpuSeconds
-        // Auto bitrate: the slowest publishing destination sets the pace of the one encode.
-        let audioKbps = audioPipeline == nil ? 0 : config.audioBitrateKbps
-        let decision = bitrateController.update(
-            destinations: outputs.filter(\.isPublishing).map {
-                .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps, lossPercent: $0.transport?.lossPercent ?? 0)
-            }, audioKbps: audioKbps)
-        if let newKbps = decision { pipeline.setBitrate(kbps: newKbps) }
-        updateNetworkPoor(outputs.filter(\.isPublishing), pipeline: pipeline)
-        updateResolution(outputs.filter(\.isPublishing), pipeline: pipeline)
-        figures.encoderBitrateKbps = bitrateController.currentKbps
-        let levels = audioPipeline?.takeLevels() ?? [:]
-        figures.micLevel = levels[.microphone] ?? 0
-        figures.desktopLevel = levels[.desktop] ?? 0
-        figures.videoProcessMs = pipeline.compositor.takeProcessFigures().meanMs
-        latestStatistics = figures
-        lock.unlock()
-        let snapshot = figures
-        if let newKbps = decision, bitrateController.lastChangeWasDown {
-            notify { $0.onWarning(code: LivePushWarningCode.networkBusy,
-                                  message: "the network is slower than the stream: video bitrate lowered to \(newKbps) kbps",
-                                  extraInfo: ["bitrateKbps": String(newKbps)]) }
-        }
-        notify { $0.onStatisticsUpdate(snapshot) }
-    }
-
-    /// The poor-network picture replaces the screen once a destination has carried less than
-    /// the minimum bitrate with a backlog for `networkPoorAfterMs`, and leaves once every queue
-    /// has drained. Called with the lock held.
-    private func updateNetworkPoor(_ outputs: [PushOutputFigures], pipeline: VideoPipeline) {
-        let minKbps = bitrateController.minKbps
-        let poor = outputs.contains {
-            $0.queuedMs > BitrateController.congestedQueueMs && $0.sendRateKbps < minKbps
-        }
-        let drained = outputs.allSatisfy { $0.queuedMs < BitrateController.calmQueueMs }
-        let nowNs = MonotonicClock.nowNs()
-        if poor {
-            let since = networkPoorSinceNs ?? nowNs
-            networkPoorSinceNs = since
-            if nowNs - since >= UInt64(config.networkPoorAfterMs) * 1_000_000 && pipeline.shownPlaceholder != .networkPoor {
-                pipeline.showPlaceholder(.networkPoor)
-            }
-        } else if drained {
-            networkPoorSinceNs = nil
-            pipeline.hidePlaceholder(.networkPoor)
-        }
-    }
+    public var statistics: LivePusherStatistics { tick.latest }
 
     func notify(_ call: @escaping @Sendable (any LivePusherObserver) -> Void) {
         callbackQueue.async { [weak self] in

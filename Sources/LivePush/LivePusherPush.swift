@@ -18,9 +18,11 @@ extension LivePusher {
     /// earlier are forgotten.
     @discardableResult
     public func startPush(url text: String) -> Int32 {
-        guard !isPushing else { return -1 }
-        lock.withLock { givenUpPushes = [] }
-        return addPushDestination(url: text)
+        inTurn {
+            guard outputs.isEmpty else { return -1 }
+            outputs.forgetGivenUp()
+            return addPushDestinationLocked(url: text)
+        }
     }
 
     /// Publishes the same encode to one more RTMP destination; codes as `startPush`. Each
@@ -28,6 +30,11 @@ extension LivePusher {
     /// does not hold the others back. Its status carries its (redacted) URL in `extraInfo["url"]`.
     @discardableResult
     public func addPushDestination(url text: String) -> Int32 {
+        inTurn { addPushDestinationLocked(url: text) }
+    }
+
+    /// `addPushDestination`, in turn (`inTurn`).
+    private func addPushDestinationLocked(url text: String) -> Int32 {
         let url: PushDestination
         do {
             url = try PushDestination(text)
@@ -35,18 +42,17 @@ extension LivePusher {
             notify { $0.onError(code: LivePushErrorCode.invalidURL, message: "invalid push URL: \(error)", extraInfo: [:]) }
             return LivePushErrorCode.invalidURL
         }
-        return startOutput(url)
+        return startOutputLocked(url)
     }
 
     /// Starts one destination: 0, or -1 (no screen capture, already live, or its output could
-    /// not be built: then `onError(pushFailed)` says why).
-    func startOutput(_ url: PushDestination) -> Int32 {
-        lock.lock()
-        guard let pipeline, !pushes.contains(where: { $0.url == url }) else {
-            lock.unlock()
-            return -1
-        }
-        givenUpPushes.removeAll { $0 == url }
+    /// not be built: then `onError(pushFailed)` says why). Called in turn (`inTurn`): the output
+    /// is built with `state` free, and joins the live set and the pipelines once it runs.
+    private func startOutputLocked(_ url: PushDestination) -> Int32 {
+        let parts = state.withLock { ($0.pipeline, $0.audioPipeline) }
+        guard let pipeline = parts.0, !outputs.isLive(url) else { return -1 }
+        let audioPipeline = parts.1
+        outputs.forgetGivenUp(url)
         let redacted = url.description
         let output: PushOutput
         do {
@@ -54,15 +60,13 @@ extension LivePusher {
                                     retryIntervalMs: config.connectRetryIntervalMs, retryCount: config.connectRetryCount,
                                     caFile: config.caFile)
         } catch {
-            lock.unlock()
             notify { $0.onError(code: LivePushErrorCode.pushFailed,
                                 message: "cannot push to \(redacted): \(error); restart screen capture to get a new encoder",
                                 extraInfo: ["url": redacted]) }
             return -1
         }
-        let outputID = ObjectIdentifier(output)
-        output.onStatus = { [weak self] status, message, failure in
-            if let self { self.lock.withLock { self.destinationStatus[outputID] = status } }
+        output.onStatus = { [weak self, weak output] status, message, failure in
+            if let self, let output { self.outputs.setStatus(status, of: output) }
             // A give-up carries its cause, as the error it follows does: a listener tells it from a stop by that.
             let extraInfo = failure.map { ["url": redacted, "cause": $0.kind.rawValue] } ?? ["url": redacted]
             self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: extraInfo) }
@@ -86,41 +90,38 @@ extension LivePusher {
                                         message: "the network to \(redacted) is slower than the stream: \(dropped) video frames dropped",
                                         extraInfo: ["url": redacted, "framesDropped": String(dropped)]) }
         }
-        pushes.append(output)
+        guard outputs.insert(output) else { return -1 }
         output.start()
         pipeline.add(output)
         audioPipeline?.add(output)
-        lock.unlock()
         return 0
     }
 
     /// A destination gave up (on its sender thread, which then ends by itself): it leaves the
     /// live set and the pipelines, and is kept for `reconnectPush` and `restartPush`.
     private func outputGaveUp(_ output: PushOutput) {
-        lock.withLock {
-            guard pushes.contains(where: { $0 === output }) else { return }
-            pushes.removeAll { $0 === output }
-            pipeline?.remove(output)
-            audioPipeline?.remove(output)
-            recordTotals(of: output)
-            if !givenUpPushes.contains(output.url) { givenUpPushes.append(output.url) }
-        }
+        guard outputs.gaveUp(output, totals: output.totals) else { return }
+        let (pipeline, audioPipeline) = state.withLock { ($0.pipeline, $0.audioPipeline) }
+        pipeline?.remove(output)
+        audioPipeline?.remove(output)
     }
 
     /// Stops publishing to every destination (FCUnpublish, deleteStream) and forgets those that
     /// gave up; encoding and recording go on.
     public func stopPush() {
-        lock.lock()
-        let outputs = pushes
-        pushes = []
-        givenUpPushes = []
-        for output in outputs {
+        inTurn { stopPushLocked() }
+    }
+
+    /// `stopPush`, in turn (`inTurn`).
+    func stopPushLocked() {
+        let stopped = outputs.removeAll()
+        let (pipeline, audioPipeline) = state.withLock { ($0.pipeline, $0.audioPipeline) }
+        for output in stopped {
             pipeline?.remove(output)
             audioPipeline?.remove(output)
         }
-        lock.unlock()
-        for output in outputs { output.stop() }
-        lock.withLock { outputs.forEach(recordTotals) }
+        for output in stopped { output.stop() }
+        for output in stopped { outputs.recordTotals(of: output.url, output.totals) }
     }
 
     /// Drops every live RTMP connection and connects again (Reconnecting, then ConnectSuccess),
@@ -129,10 +130,12 @@ extension LivePusher {
     /// destination (none was started, or `stopPush` ended them).
     @discardableResult
     public func reconnectPush() -> Int32 {
-        let (outputs, givenUp) = lock.withLock { (pushes, givenUpPushes) }
-        guard !outputs.isEmpty || !givenUp.isEmpty else { return -1 }
-        for output in outputs { output.reconnect() }
-        return givenUp.map { startOutput($0) }.first { $0 != 0 } ?? 0
+        inTurn {
+            let (live, givenUp) = (outputs.live, outputs.givenUp)
+            guard !live.isEmpty || !givenUp.isEmpty else { return -1 }
+            for output in live { output.reconnect() }
+            return givenUp.map { startOutputLocked($0) }.first { $0 != 0 } ?? 0
+        }
     }
 
     /// Stops every destination, live or given up, and starts them all again with new
@@ -141,60 +144,28 @@ extension LivePusher {
     /// (-1 when there is no destination).
     @discardableResult
     public func restartPush() -> Int32 {
-        let urls = lock.withLock { pushes.map(\.url) + givenUpPushes }
-        guard !urls.isEmpty else { return -1 }
-        stopPush()
-        lock.withLock {
-            if let newKbps = bitrateController.restart() { pipeline?.setBitrate(kbps: newKbps) }
+        inTurn {
+            let urls = outputs.allDestinations
+            guard !urls.isEmpty else { return -1 }
+            stopPushLocked()
+            tick.restartBitrate(pipeline: pipeline)
+            return urls.map { startOutputLocked($0) }.first { $0 != 0 } ?? 0
         }
-        return urls.map { startOutput($0) }.first { $0 != 0 } ?? 0
     }
 
     /// Whether a destination is connecting, publishing or reconnecting; false once every one
     /// gave up (or after `stopPush`).
-    public var isPushing: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return !pushes.isEmpty
-    }
+    public var isPushing: Bool { !outputs.isEmpty }
 
     /// The first push URL with its key replaced by ****, or nil.
     public var pushURL: String? { pushURLs.first }
 
     /// Every live push destination, keys replaced by ****.
-    public var pushURLs: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return pushes.map(\.url.description)
-    }
+    public var pushURLs: [String] { outputs.live.map(\.url.description) }
 
     /// What each destination of this pusher carried: how long it published and how many bytes of
     /// media it sent, over all its connections (also after it stopped or gave up).
-    public var pushTotals: [PushTotals] {
-        lock.lock()
-        defer { lock.unlock() }
-        var totals = finishedPushTotals
-        for output in pushes { Self.merge(output.url, output.totals, into: &totals) }
-        return totals.map { PushTotals(url: $0.url.description, publishedMs: $0.totals.publishedMs,
-                                       bytesSent: $0.totals.bytesSent) }
-    }
-
-    /// Keeps what a stopped output carried (called with the lock held).
-    private func recordTotals(of output: PushOutput) {
-        Self.merge(output.url, output.totals, into: &finishedPushTotals)
-    }
-
-    /// Adds `totals` to the entry for `url` (a destination started again adds up).
-    private static func merge(_ url: PushDestination, _ totals: PushOutputTotals,
-                              into list: inout [(url: PushDestination, totals: PushOutputTotals)])
-    {
-        if let index = list.firstIndex(where: { $0.url == url }) {
-            list[index].totals.publishedMs += totals.publishedMs
-            list[index].totals.bytesSent += totals.bytesSent
-        } else {
-            list.append((url, totals))
-        }
-    }
+    public var pushTotals: [PushTotals] { outputs.totals }
 
     // MARK: Bitrate
 
@@ -203,30 +174,18 @@ extension LivePusher {
     @discardableResult
     public func setTargetVideoBitrate(kbps: Int) -> Int32 {
         guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidParameter }
-        lock.lock()
-        defer { lock.unlock() }
-        guard kbps >= bitrateController.minKbps else { return LivePushErrorCode.invalidParameter }
-        if let newKbps = bitrateController.setTarget(kbps) { pipeline?.setBitrate(kbps: newKbps) }
-        return 0
+        return tick.setTarget(kbps: kbps, pipeline: pipeline) ? 0 : LivePushErrorCode.invalidParameter
     }
 
     /// The lowest bitrate auto bitrate goes down to; 0, or -2 outside 100...50000 kbps or above the target.
     @discardableResult
     public func setMinVideoBitrate(kbps: Int) -> Int32 {
         guard LivePushConfig.videoBitrateKbpsRange.contains(kbps) else { return LivePushErrorCode.invalidParameter }
-        lock.lock()
-        defer { lock.unlock() }
-        guard kbps <= bitrateController.targetKbps else { return LivePushErrorCode.invalidParameter }
-        if let newKbps = bitrateController.setMin(kbps) { pipeline?.setBitrate(kbps: newKbps) }
-        return 0
+        return tick.setMin(kbps: kbps, pipeline: pipeline) ? 0 : LivePushErrorCode.invalidParameter
     }
 
     /// The bitrate the video encoder runs at now.
-    public var currentVideoBitrateKbps: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return bitrateController.currentKbps
-    }
+    public var currentVideoBitrateKbps: Int { tick.bitratesKbps.current }
 }
 
 /// What one push destination carried (`LivePusher.pushTotals`).

@@ -1,6 +1,7 @@
 import Foundation
 import LinuxSystem
 import Media
+import Synchronization
 
 /// The SDK-wide switches: its version and how much is logged.
 public enum LivePush {
@@ -8,13 +9,13 @@ public enum LivePush {
     public static let version = LivePushVersion.current
 
     /// How much LivePush and FFmpeg's libraries log to stderr.
-    public static var logLevel: LivePushLogLevel { levelLock.withLock { currentLevel } }
+    public static var logLevel: LivePushLogLevel { currentLevel.withLock { $0 } }
 
     /// Sets the log level for the process; FFmpeg's own log (`av_log`) follows it: quiet, error and
     /// warning map to FFmpeg's level of the same name, info to FFmpeg's warning (FFmpeg's info is
     /// the encoders' banners and per-run statistics), debug to FFmpeg's debug.
     public static func setLogLevel(_ level: LivePushLogLevel) {
-        levelLock.withLock { currentLevel = level }
+        currentLevel.withLock { $0 = level }
         switch level {
         case .quiet: LibraryLogLevel.quiet.apply()
         case .error: LibraryLogLevel.error.apply()
@@ -26,8 +27,7 @@ public enum LivePush {
     /// FFmpeg's log level now (what `setLogLevel` set it to).
     public static var libraryLogLevel: String { LibraryLogLevel.current.rawValue }
 
-    private static let levelLock = NSLock()
-    nonisolated(unsafe) private static var currentLevel = LivePushLogLevel.info
+    private static let currentLevel = Mutex(LivePushLogLevel.info)
 }
 
 /// Log levels, quietest first.
@@ -88,25 +88,24 @@ extension LivePusher {
     /// Everything the pusher is doing now: capture, pause, audio switches, bitrates, each destination
     /// with its status and last-second figures, and the latest statistics.
     public var status: LivePusherStatus {
-        lock.lock()
-        defer { lock.unlock() }
+        let (pipeline, audioPipeline, recording, paused) = state.withLock {
+            ($0.pipeline, $0.audioPipeline, $0.recording, $0.userPaused)
+        }
         var status = LivePusherStatus()
         status.capturing = pipeline != nil
-        status.pushing = !pushes.isEmpty
-        status.paused = userPaused
+        status.paused = paused
         status.placeholder = pipeline?.shownPlaceholder.map { "\($0)" }
         if let controls = audioPipeline?.controls {
             status.muted = controls.allMuted
             status.mutedSources = AudioSourceKind.allCases.filter(controls.mutedSources.contains)
             status.volumePercent = controls.volumePercent
         }
-        status.targetVideoBitrateKbps = bitrateController.targetKbps
-        status.minVideoBitrateKbps = bitrateController.minKbps
-        status.currentVideoBitrateKbps = bitrateController.currentKbps
+        (status.targetVideoBitrateKbps, status.minVideoBitrateKbps, status.currentVideoBitrateKbps) = tick.bitratesKbps
         status.autoBitrate = config.autoBitrate
         status.recordingPath = recording?.path
-        status.destinations = destinationStatusesLocked()
-        status.statistics = latestStatistics  // under the lock already: not the getter, which takes it
+        status.destinations = outputs.destinationStatuses
+        status.pushing = !status.destinations.isEmpty
+        status.statistics = tick.latest
         return status
     }
 
@@ -114,19 +113,14 @@ extension LivePusher {
     /// the others, encoding and recording go on. 0, or -2 for an index that is not there.
     @discardableResult
     public func removePushDestination(index: Int) -> Int32 {
-        lock.lock()
-        guard pushes.indices.contains(index) else {
-            lock.unlock()
-            return LivePushErrorCode.invalidParameter
+        inTurn {
+            guard let output = outputs.remove(at: index) else { return LivePushErrorCode.invalidParameter }
+            let (pipeline, audioPipeline) = state.withLock { ($0.pipeline, $0.audioPipeline) }
+            pipeline?.remove(output)
+            audioPipeline?.remove(output)
+            output.stop()
+            return 0
         }
-        let output = pushes.remove(at: index)
-        pipeline?.remove(output)
-        audioPipeline?.remove(output)
-        destinationFigures[ObjectIdentifier(output)] = nil
-        destinationStatus[ObjectIdentifier(output)] = nil
-        lock.unlock()
-        output.stop()
-        return 0
     }
 
     /// Silence instead of one source (the microphone or the helper's desktop audio), or that
@@ -139,19 +133,20 @@ extension LivePusher {
     /// bytes, encoded with libavcodec's mjpeg; nil when screen capture is not running or no
     /// picture went out within `timeoutMs`.
     public func snapshotJPEG(timeoutMs: Int = 1000) -> [UInt8]? {
-        guard let pipeline = lock.withLock({ pipeline }) else { return nil }
-        return snapshotter.withLock { snapshotter -> [UInt8]? in
-            do {
-                if snapshotter == nil {
-                    snapshotter = try Snapshotter(width: pipeline.settings.width, height: pipeline.settings.height)
-                }
-                guard let snapshotter, pipeline.capturePreview(into: snapshotter.frame, timeoutMs: timeoutMs) else {
-                    return nil
-                }
-                return try snapshotter.encoder.encode(snapshotter.frame)
-            } catch {
-                return nil
-            }
+        guard let pipeline else { return nil }
+        // Taken out of `snapshotter` for the wait and the encode, and put back: a caller at the same
+        // time makes its own rather than waiting under the lock.
+        let kept = snapshotter.withLock { kept in
+            defer { kept = nil }
+            return kept
+        }
+        do {
+            let snapshotter = try kept ?? Snapshotter(width: pipeline.settings.width, height: pipeline.settings.height)
+            defer { self.snapshotter.withLock { if $0 == nil { $0 = snapshotter } } }
+            guard pipeline.capturePreview(into: snapshotter.frame, timeoutMs: timeoutMs) else { return nil }
+            return try snapshotter.encoder.encode(snapshotter.frame)
+        } catch {
+            return nil
         }
     }
 }

@@ -83,20 +83,41 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     /// Pictures the recording's own encoder had to leave out (it was behind); 0 without one.
     var framesDropped: Int { ownEncoder?.framesDropped ?? 0 }
 
+    /// What a write has to tell, told after the lock is let go (the callbacks are the pusher's).
+    private enum News {
+        case progress(durationMs: Int)
+        case failure(MediaError)
+    }
+
+    private func tell(_ news: News?) {
+        switch news {
+        case .progress(let durationMs)?: onProgress?(durationMs)
+        case .failure(let error)?: onFailure?(error)
+        case nil: break
+        }
+    }
+
     private func fail(_ error: MediaError) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard failed == nil else { return }
-        failed = error
-        onFailure?(error)
+        let first = lock.withLock { () -> Bool in
+            guard failed == nil else { return false }
+            failed = error
+            return true
+        }
+        if first { tell(.failure(error)) }
     }
 
     private func record(_ packet: EncodedVideoPacket, ptsMs: Int64) {
         lock.lock()
-        defer { lock.unlock() }
-        guard failed == nil else { return }
+        let news = recordLocked(packet, ptsMs: ptsMs)
+        lock.unlock()
+        tell(news)
+    }
+
+    /// Writes a video packet, called with the lock held (the writer is shared by both pipelines' threads).
+    private func recordLocked(_ packet: EncodedVideoPacket, ptsMs: Int64) -> News? {
+        guard failed == nil else { return nil }
         if startedPtsMs == nil {
-            guard packet.isKeyframe else { return }  // a recording starts on a keyframe
+            guard packet.isKeyframe else { return nil }  // a recording starts on a keyframe
             startedPtsMs = ptsMs
             writer.timestampOffset = packet.dts
         }
@@ -104,32 +125,34 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
             try writer.write(packet)
         } catch {
             failed = error
-            onFailure?(error)
-            return
+            return .failure(error)
         }
         durationMs = Int(ptsMs - (startedPtsMs ?? ptsMs))
         if progressIntervalMs > 0 && durationMs - lastProgressMs >= progressIntervalMs {
             lastProgressMs = durationMs
-            onProgress?(durationMs)
+            return .progress(durationMs: durationMs)
         }
+        return nil
     }
 
     /// Audio joins once the video has started (at its first keyframe), from that instant on.
     func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard failed == nil, let startedPtsMs, ptsMs >= startedPtsMs else { return }
-        if !audioStarted {
-            audioStarted = true
-            let rate = Int64(audioRateHz)
-            writer.audioTimestampOffset = packet.pts - (ptsMs - startedPtsMs) * rate / 1000
+        let news = lock.withLock { () -> News? in
+            guard failed == nil, let startedPtsMs, ptsMs >= startedPtsMs else { return nil }
+            if !audioStarted {
+                audioStarted = true
+                let rate = Int64(audioRateHz)
+                writer.audioTimestampOffset = packet.pts - (ptsMs - startedPtsMs) * rate / 1000
+            }
+            do throws(MediaError) {
+                try writer.write(packet)
+            } catch {
+                failed = error
+                return .failure(error)
+            }
+            return nil
         }
-        do throws(MediaError) {
-            try writer.write(packet)
-        } catch {
-            failed = error
-            onFailure?(error)
-        }
+        tell(news)
     }
 
     var bytesWritten: Int64 {

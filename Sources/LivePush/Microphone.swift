@@ -1,6 +1,7 @@
 import AudioCapture
 import Dispatch
 import Foundation
+import Synchronization
 
 /// What the microphone reports besides samples.
 enum MicrophoneEvent: Sendable {
@@ -21,9 +22,9 @@ final class Microphone: @unchecked Sendable {
     private let settings: AudioCaptureSettings
     private weak var pipeline: AudioPipeline?
     private let onEvent: @Sendable (MicrophoneEvent) -> Void
-    private let lock = NSLock()
-    private var capture: PipeWireAudioCapture?
-    private var stopped = false
+    /// The capture open now and whether `stop` was called: taken by `open`, `stop` (the pusher's
+    /// calls, in turn) and `reopenUntilBack` (a global queue), for a few instructions.
+    private let state = Mutex((capture: PipeWireAudioCapture?.none, stopped: false))
     static let reopenIntervalMs = 500
 
     private init(settings: AudioCaptureSettings, pipeline: AudioPipeline,
@@ -49,7 +50,7 @@ final class Microphone: @unchecked Sendable {
         let microphone = Microphone(settings: settings, pipeline: pipeline, onEvent: onEvent)
         do {
             let capture = try microphone.openCapture()
-            microphone.lock.withLock { microphone.capture = capture }
+            microphone.state.withLock { $0.capture = capture }
             return .success(microphone)
         } catch {
             return .failure(MicrophoneProblem(description: error.description))
@@ -76,16 +77,16 @@ final class Microphone: @unchecked Sendable {
 
     /// Closes the dead capture and opens a new one until it works (or `stop`).
     private func reopenUntilBack() {
-        let dead = lock.withLock { () -> PipeWireAudioCapture? in
-            defer { capture = nil }
-            return capture
+        let dead = state.withLock { state -> PipeWireAudioCapture? in
+            defer { state.capture = nil }
+            return state.capture
         }
         dead?.stop()
-        while !lock.withLock({ stopped }) {
+        while !state.withLock({ $0.stopped }) {
             if let capture = try? openCapture() {
-                let keep = lock.withLock { () -> Bool in
-                    if stopped { return false }
-                    self.capture = capture
+                let keep = state.withLock { state -> Bool in
+                    if state.stopped { return false }
+                    state.capture = capture
                     return true
                 }
                 if keep { onEvent(.returned(sourceName)) } else { capture.stop() }
@@ -96,10 +97,10 @@ final class Microphone: @unchecked Sendable {
     }
 
     func stop() {
-        let capture = lock.withLock { () -> PipeWireAudioCapture? in
-            stopped = true
-            defer { self.capture = nil }
-            return self.capture
+        let capture = state.withLock { state -> PipeWireAudioCapture? in
+            state.stopped = true
+            defer { state.capture = nil }
+            return state.capture
         }
         capture?.stop()
     }

@@ -278,12 +278,19 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
 
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64) {
         condition.lock()
-        defer { condition.unlock() }
+        let dropped = queueVideo(packet, ptsMs: ptsMs)
+        condition.unlock()
+        // After the lock: the callback is the pusher's, and may take locks of its own.
+        if let dropped { onCongestion?(dropped) }
+    }
+
+    /// Queues a video packet, called with the lock held: how many frames congestion dropped, if it did.
+    private func queueVideo(_ packet: EncodedVideoPacket, ptsMs: Int64) -> Int? {
         lastPtsMs = max(lastPtsMs, ptsMs)
-        guard publishing else { return }
+        guard publishing else { return nil }
         if droppingUntilKeyframe && !packet.isKeyframe {
             dropVideo(1)
-            return
+            return nil
         }
         droppingUntilKeyframe = false
         enqueue(QueuedPacket(media: .video(packet), ptsMs: ptsMs, arrivalNs: MonotonicClock.nowNs()))
@@ -302,8 +309,9 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
             droppingUntilKeyframe = true
             let dropped = before - queue.count
             dropVideo(dropped)
-            onCongestion?(dropped)
+            return dropped
         }
+        return nil
     }
 
     func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64) {

@@ -46,10 +46,9 @@ final class VideoPipeline: @unchecked Sendable {
     let settings: VideoPipelineSettings
     private let frameSource: @Sendable () -> BorrowedFrame?
     /// The encoder, the picture and the placeholder are replaced when the output size changes
-    /// (`requestSize`, on the pipeline thread); `sharedEncoder` (under `encoderLock`) publishes it to others.
+    /// (`requestSize`, on the pipeline thread); `sharedEncoder` (a `Mutex`) publishes it to others.
     private var encoder: H264Encoder
-    private let encoderLock = NSLock()
-    private var sharedEncoder: H264Encoder
+    private let sharedEncoder: Mutex<SharedEncoder>
     private let converter: FrameConverter
     /// The outgoing picture: placeholders and the drawing on top of the screen.
     let compositor: VideoCompositor
@@ -110,7 +109,7 @@ final class VideoPipeline: @unchecked Sendable {
         encoderSettings.encoder = settings.encoder
         encoderSettings.tuning = settings.tuning
         encoder = try H264Encoder(settings: encoderSettings)
-        sharedEncoder = encoder
+        sharedEncoder = Mutex(SharedEncoder(encoder: encoder))
         converter = FrameConverter(scaleMode: settings.scaleMode)
         compositor = try VideoCompositor(width: settings.width, height: settings.height, scaleMode: settings.scaleMode,
                                          images: images)
@@ -121,7 +120,13 @@ final class VideoPipeline: @unchecked Sendable {
     }
 
     /// The encoder, for outputs that need its parameters (a container's codec configuration).
-    var videoEncoder: H264Encoder { encoderLock.withLock { sharedEncoder } }
+    var videoEncoder: H264Encoder { sharedEncoder.withLock { $0.encoder } }
+
+    /// The live encoder as other threads see it: they read its parameters, the pipeline thread
+    /// alone encodes with it.
+    private struct SharedEncoder: @unchecked Sendable {
+        var encoder: H264Encoder
+    }
 
     /// The size encoded now (the configured one, unless adaptive resolution changed it).
     var outputSize: (width: Int, height: Int) { state.withLock { $0.outputSize } }
@@ -360,7 +365,7 @@ final class VideoPipeline: @unchecked Sendable {
             let newEncoder = try H264Encoder(settings: encoderSettings)
             try compositor.resize(width: size.width, height: size.height)
             encoder = newEncoder
-            encoderLock.withLock { sharedEncoder = newEncoder }
+            sharedEncoder.withLock { $0.encoder = newEncoder }
             let sinks = state.withLock { state in
                 state.outputSize = size
                 state.keyframeRequested = true

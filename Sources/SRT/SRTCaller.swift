@@ -1,6 +1,7 @@
 import CSRT
 import CLazyLibraries
 import Glibc
+import Synchronization
 
 /// Why an SRT connection failed or broke: a sentence to show and a kind to act on.
 public struct SRTError: Error, Equatable, CustomStringConvertible {
@@ -55,8 +56,8 @@ private let srtStarted: Bool = {
 public final class SRTCaller {
     public let url: SRTURL
     private let socket: SRTSOCKET
-    private let lock = CallerLock()
-    private var closed = false
+    /// Set by the first `close` (the sending thread's or `abort`'s, from any thread).
+    private let closed = Atomic<Bool>(false)
 
     /// Connects within `timeoutMs`; `sendBufferBytes` sizes libsrt's send buffer.
     public init(url: SRTURL, timeoutMs: Int = 5000, sendBufferBytes: Int? = nil) throws(SRTError) {
@@ -174,24 +175,9 @@ public final class SRTCaller {
     public func abort() { close() }
 
     private func close() {
-        let first = lock.withLock { () -> Bool in
-            defer { closed = true }
-            return !closed
-        }
-        if first { srt_close(socket) }
+        let wasClosed = closed.exchange(true, ordering: .acquiringAndReleasing)
+        if !wasClosed { srt_close(socket) }
     }
 
     private static func lastError() -> String { String(cString: srt_getlasterror_str()) }
-}
-
-/// A pthread mutex, so this module needs no Foundation.
-private final class CallerLock: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-    func withLock<T>(_ body: () -> T) -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return body()
-    }
 }
