@@ -1,5 +1,5 @@
 import CLinuxShim
-import Foundation
+import FoundationEssentials
 import Glibc
 import LinuxSystem
 import SafeText
@@ -328,8 +328,9 @@ final class PusherSession: @unchecked Sendable {
     }
 
     private func checkSourceInfo(_ info: String) throws(ProtocolViolation) {
-        let object = try? JSONSerialization.jsonObject(with: Data(info.utf8))
-        guard object is [String: Any] else {
+        do {
+            _ = try JSONDecoder().decode(JSONObjectShape.self, from: Data(info.utf8))
+        } catch {
             throw ProtocolViolation(.text, "START.info is not a JSON object: \(info.prefix(80))")
         }
     }
@@ -589,4 +590,17 @@ public final class BorrowedFrame: @unchecked Sendable {
         released = true
         session?.releaseBorrowed(info, consumed: true)
     }
+}
+
+/// Any JSON object: JSONDecoder reads the whole text first (a syntax error anywhere fails it), then this
+/// asks for an object at the top. FoundationEssentials has JSONDecoder but not JSONSerialization (issue 36).
+private struct JSONObjectShape: Decodable {
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws { _ = try decoder.container(keyedBy: AnyKey.self) }
 }
