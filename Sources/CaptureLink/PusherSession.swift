@@ -1,5 +1,4 @@
 import CLinuxShim
-import FoundationEssentials
 import Glibc
 import LinuxSystem
 import SafeText
@@ -328,9 +327,7 @@ final class PusherSession: @unchecked Sendable {
     }
 
     private func checkSourceInfo(_ info: String) throws(ProtocolViolation) {
-        do {
-            _ = try JSONDecoder().decode(JSONObjectShape.self, from: Data(info.utf8))
-        } catch {
+        guard SourceInfoSyntax.isJSONObject(info) else {
             throw ProtocolViolation(.text, "START.info is not a JSON object: \(info.prefix(80))")
         }
     }
@@ -590,36 +587,4 @@ public final class BorrowedFrame: @unchecked Sendable {
         released = true
         session?.releaseBorrowed(info, consumed: true)
     }
-}
-
-/// Any JSON object, every value in it read: FoundationEssentials has JSONDecoder but not JSONSerialization
-/// (issue 36), and JSONDecoder checks a string's characters only when the string is decoded (a raw ESC
-/// inside a value is refused only then). Decoding every value refuses what JSONSerialization refused.
-private struct JSONObjectShape: Decodable {
-    init(from decoder: any Decoder) throws {
-        let object = try decoder.container(keyedBy: JSONKey.self)
-        for key in object.allKeys { _ = try object.decode(JSONValueShape.self, forKey: key) }
-    }
-}
-
-/// Any JSON value, read to its last character: an object, an array, null, a boolean, a number or a string.
-private struct JSONValueShape: Decodable {
-    init(from decoder: any Decoder) throws {
-        if let object = try? decoder.container(keyedBy: JSONKey.self) {
-            for key in object.allKeys { _ = try object.decode(JSONValueShape.self, forKey: key) }
-        } else if var array = try? decoder.unkeyedContainer() {
-            while !array.isAtEnd { _ = try array.decode(JSONValueShape.self) }
-        } else {
-            let value = try decoder.singleValueContainer()
-            if value.decodeNil() || (try? value.decode(Bool.self)) != nil || (try? value.decode(Double.self)) != nil { return }
-            _ = try value.decode(String.self)
-        }
-    }
-}
-
-private struct JSONKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
 }
