@@ -51,6 +51,8 @@ fuzz:
 # Each benchmark prints one line per case (the median of its runs); the line formats are a
 # contract that tools read (docs/benchmarks.md).
 bench: build
+	# the installed package (issue 36): what `make deb` installs, laid out from these release executables.
+	tools/package/stage .build/bench-package $(RELEASE_BIN)
 	$(RELEASE_BIN)/livepush-bench link --runs 3
 	$(RELEASE_BIN)/livepush-bench capture --runs 3
 	cc -std=c11 -O2 tools/testclients/x11-paint.c -o .build/x11-paint -lxcb

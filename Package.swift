@@ -9,7 +9,9 @@ import PackageDescription
 /// in); these settings add lld with packed relative relocations (DT_RELR: the static pusher's 1.8 MB
 /// of relocations, read at every start, become 15 KB) and the functions a push runs placed together
 /// in the order of `tools/link/NAME.order` (written by tools/orderfile), so that the pages of code a
-/// push touches are few. Debug builds (the tests) are linked as SwiftPM does by default.
+/// push touches are few. Debug builds (the tests) are linked as SwiftPM does by default. What keeps the
+/// installed package small (issue 36): the pusher links ICU's data for root and English only (CICUData), and
+/// the helper's modules import FoundationEssentials, not Foundation, so that it links no ICU at all.
 let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
 func releaseLinking(orderFile: String) -> [LinkerSetting] {
     [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
@@ -77,6 +79,10 @@ let package = Package(
         // libavformat, libswscale, libsrt, OpenSSL and libmicrohttpd, loaded with dlopen when a feature first
         // calls them (issue 22): the functions LivePush calls, forwarded; no executable links those libraries.
         .target(name: "CLazyLibraries"),
+        // ICU's data for the release pusher (issue 36): the root and English locales only (tools/icu/subset.py),
+        // 4 MB in place of the toolchain's 34 MB; defined in release builds only (icu_data.c says why).
+        .target(name: "CICUData", exclude: ["icudt76l-root-en.dat"],
+                cSettings: [.define("LIVEPUSH_ICU_SUBSET", .when(configuration: .release))]),
         // RTMPS: a TLS client over a socket with OpenSSL's libssl (issue 13); OpenSSL's types stay in
         // its shim.c, Swift sees an opaque session. OpenSSL itself comes through CLazyLibraries.
         .target(name: "CTLS", dependencies: ["CLazyLibraries"]),
@@ -135,7 +141,8 @@ let package = Package(
         .executableTarget(
             name: "livepush",
             dependencies: ["CommandLineSupport", "CaptureLink", "LivePush", "Media", "ScreenCapture",
-                           "AudioCapture", "PipeWireCameras", "Control", "Dashboard", "CLinuxShim", "SafeText", "LinuxSystem"],
+                           "AudioCapture", "PipeWireCameras", "Control", "Dashboard", "CLinuxShim", "SafeText", "LinuxSystem",
+                           "CICUData"],
             linkerSettings: releaseLinking(orderFile: "livepush.order")),
         .executableTarget(
             name: "livepush-capture",

@@ -1,5 +1,5 @@
 import CLinuxShim
-import Foundation
+import Dispatch
 import Glibc
 import LinuxSystem
 import Synchronization
@@ -41,7 +41,6 @@ public final class PusherEndpoint: @unchecked Sendable {
     private let wakeDescriptor: Int32
     private let running = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
-    private var thread: Thread?
     private let finishedSemaphore = DispatchSemaphore(value: 0)
     /// The session of the connected helper; set and cleared on the link thread, read anywhere.
     private let current = Mutex<PusherSession?>(nil)
@@ -58,12 +57,7 @@ public final class PusherEndpoint: @unchecked Sendable {
         lockDescriptor = listening.lock
         wakeDescriptor = CLinuxShim_eventfd(0, CLinuxShim_EFD_CLOEXEC | CLinuxShim_EFD_NONBLOCK)
         running.store(true, ordering: .sequentiallyConsistent)
-        let thread = Thread { [self] in
-            ThreadName.setCurrent("livepush-link")
-            runLoop()
-        }
-        self.thread = thread
-        thread.start()
+        DetachedThread.start(name: "livepush-link") { [self] in runLoop() }
     }
 
     deinit {

@@ -1,5 +1,4 @@
 import CLinuxShim
-import Foundation
 import Glibc
 import LinuxSystem
 import SafeText
@@ -328,8 +327,7 @@ final class PusherSession: @unchecked Sendable {
     }
 
     private func checkSourceInfo(_ info: String) throws(ProtocolViolation) {
-        let object = try? JSONSerialization.jsonObject(with: Data(info.utf8))
-        guard object is [String: Any] else {
+        guard SourceInfoSyntax.isJSONObject(info) else {
             throw ProtocolViolation(.text, "START.info is not a JSON object: \(info.prefix(80))")
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Stream keys and passphrases never leave LivePush: the one rule that masks them, used by every
 /// module that shows a URL (the RTMP and SRT URLs' descriptions, the RTMP client's server texts,
@@ -56,7 +56,7 @@ public enum Redaction {
     /// of it without `=` is **** whole; a fragment, `#****`; a user and password before the
     /// host, `****@`, as in `rtmp://****@host/app/****`). A URL already redacted stays as it is.
     public static func redactURL(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
+        guard let schemeEnd = url.firstRange(of: "://") else { return url }
         var rest = String(url[schemeEnd.upperBound...])
         var suffix = ""
         if let mark = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) {

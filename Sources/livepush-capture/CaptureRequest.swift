@@ -68,8 +68,15 @@ struct CaptureRequest {
         self.group = group
     }
 
+    /// `text` without the blanks around it (FoundationEssentials has no `trimmingCharacters(in:)`).
+    static func trimmingWhitespace(_ text: Substring) -> Substring {
+        let start = text.firstIndex { !$0.isWhitespace } ?? text.endIndex
+        let end = text.lastIndex { !$0.isWhitespace }.map { text.index(after: $0) } ?? start
+        return text[start..<end]
+    }
+
     static func parseRegion(_ text: String) throws(ArgumentError) -> ScreenRect {
-        let numbers = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let numbers = text.split(separator: ",").map { Int(Self.trimmingWhitespace($0)) }
         guard numbers.count == 4, numbers.allSatisfy({ $0 != nil }), numbers[2]! > 0, numbers[3]! > 0,
               numbers[0]! >= 0, numbers[1]! >= 0
         else {
@@ -88,4 +95,3 @@ struct CaptureRequest {
     }
 }
 
-import Foundation
