@@ -17,6 +17,7 @@ every later burst that much later for good: a step in the offset that was the st
 import math
 import subprocess
 import sys
+import threading
 import time
 
 RATE = 48000
@@ -50,7 +51,26 @@ start = time.monotonic() + LEAD_S
 total_s = FIRST_S + PERIOD_S * count + 0.5
 flashes = [start + FIRST_S + PERIOD_S * k for k in range(count)]
 written = 0                      # samples written so far; sample n plays at start + n / RATE
-next_flash, white = 0, False
+
+
+def paint_flashes():
+    """The picture, on a thread of its own: a paint waits for the X server's answer, and under load
+    that wait has been longer than the sound's lead; on the sound's thread it starved pw-cat, which
+    then played every later burst late for good (a step of the offset that was the stimulus's)."""
+    for k, flash in enumerate(flashes):
+        time.sleep(max(0.0, flash - time.monotonic()))
+        painter.stdin.write("pattern solid ffffff\n")
+        painter.stdin.flush()
+        painter.stdout.readline()
+        print(f"flash {k} monotonic_ns={time.monotonic_ns()}", flush=True)
+        time.sleep(max(0.0, flash + FLASH_S - time.monotonic()))
+        painter.stdin.write("pattern solid 000000\n")
+        painter.stdin.flush()
+        painter.stdout.readline()
+
+
+picture = threading.Thread(target=paint_flashes)
+picture.start()
 while written < total_s * RATE:
     now = time.monotonic()
     # Sound: keep LEAD_S written ahead of now.
@@ -64,19 +84,8 @@ while written < total_s * RATE:
         player.stdin.write(bytes(samples))
         player.stdin.flush()
         written += CHUNK
-    # Picture: white from each flash instant for FLASH_S.
-    if next_flash < count and not white and now >= flashes[next_flash]:
-        painter.stdin.write("pattern solid ffffff\n")
-        painter.stdin.flush()
-        painter.stdout.readline()
-        print(f"flash {next_flash} monotonic_ns={time.monotonic_ns()}", flush=True)
-        white = True
-    elif white and now >= flashes[next_flash] + FLASH_S:
-        painter.stdin.write("pattern solid 000000\n")
-        painter.stdin.flush()
-        painter.stdout.readline()
-        white, next_flash = False, next_flash + 1
     time.sleep(0.0005)
+picture.join()
 player.stdin.close()
 player.wait()
 painter.stdin.close()

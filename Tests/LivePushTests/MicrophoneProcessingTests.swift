@@ -152,8 +152,11 @@ struct MicrophoneProcessingTests {
         let samples = try AudioAnalysis.decodeMono(recorded)
         #expect(samples.count > 48000 * 2, "\(samples.count) samples reached the ear-monitor sink")
         let tail = Array(samples.dropFirst(48000))
+        // Which of the two tones leads, read over one second: the music loops every 2 s (an MP3, whose
+        // seam is not phase-continuous) and a hole under load breaks the phase too, either of which
+        // moves the peak a few hertz (604 Hz once in CI); the levels below say that both arrive.
         let dominant = AudioAnalysis.dominantFrequencyHz(tail, sampleRateHz: 48000)
-        #expect(abs(dominant - 1000) < 2 || abs(dominant - 600) < 2, "\(dominant) Hz")
+        #expect(abs(dominant - 1000) < 6 || abs(dominant - 600) < 6, "\(dominant) Hz")
         // The tone plays at −15 dBFS. Under load the mixer leaves holes (a chunk later than its mix
         // delay is mixed as silence; docs/testing.md) that pull the level of the whole tail down (to
         // −26.7 dBFS once in a full run): the median of the 100 ms levels is the level where it plays.
