@@ -33,16 +33,6 @@ struct PushStateTests {
         return config
     }
 
-    /// Polls `condition` every 50 ms until it holds or `seconds` pass.
-    private func eventually(within seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return condition()
-    }
-
     /// A pusher fed by a helper, pushing to a private nginx that is down: the push gives up.
     private func pusherThatGaveUp(_ observer: Recorder, key: String) throws -> (LivePusher, SignalHelper, PrivateNginx) {
         let nginx = try PrivateNginx()
@@ -58,7 +48,7 @@ struct PushStateTests {
         // Not `isPushing` here: a refusal from 127.0.0.1 is immediate, so the sender thread can give up
         // before this thread reads it (it failed once so). The order of the events says it was live first.
         let refused = "error(\(LivePushErrorCode.pushConnectionRefused))"
-        let gaveUp = eventually(within: 5) { observer.all.contains("push(0, connectionRefused)") && !pusher.isPushing }
+        let gaveUp = waitUntil(timeoutSeconds: 5) { observer.all.contains("push(0, connectionRefused)") && !pusher.isPushing }
         #expect(gaveUp, "isPushing \(pusher.isPushing) after: \(observer.all)")
         #expect(observer.all == ["push(1)", refused, "push(0, connectionRefused)"], "connecting, refused, gave up")
         #expect(pusher.pushURLs.isEmpty)
@@ -69,7 +59,7 @@ struct PushStateTests {
     private func expectPublishedForTwoSeconds(_ pusher: LivePusher, _ observer: Recorder, _ nginx: PrivateNginx,
                                               key: String) throws
     {
-        let published = eventually(within: 10) { observer.all.last == "push(2)" && pusher.isPushing }
+        let published = waitUntil(timeoutSeconds: 10) { observer.all.last == "push(2)" && pusher.isPushing }
         #expect(published, "\(observer.all)")
         let deadline = Date().addingTimeInterval(2)
         while Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }  // 2 s of stream: what is measured

@@ -64,15 +64,6 @@ struct PusherStateStressTests {
         return config
     }
 
-    private func eventually(within seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return condition()
-    }
-
     /// Runs `body` on its own thread until `deadline`, over and over.
     private func worker(_ group: DispatchGroup, until deadline: Date, _ body: @escaping @Sendable () -> Void) {
         group.enter()
@@ -102,7 +93,7 @@ struct PusherStateStressTests {
         // Another application: the two keys are masked alike, the status tells them apart by it.
         let second = try TestEnvironment.recordURL(key: UniqueName.make("stress-b"))
         #expect(pusher.startPush(url: first) == 0)
-        #expect(eventually(within: 10) { pusher.status.destinations.first?.status == .connectSuccess },
+        #expect(waitUntil(timeoutSeconds: 10) { pusher.status.destinations.first?.status == .connectSuccess },
                 "\(pusher.status.destinations)")
         let redactedFirst = try #require(pusher.pushURLs.first)
         let mic = try TestEnvironment.microphone()
@@ -197,7 +188,7 @@ struct PusherStateStressTests {
         #expect(pusher.currentVideoBitrateKbps == 900 && pusher.status.currentVideoBitrateKbps == 900)
         pusher.resume()
         pusher.setMute(false, source: .desktop)
-        #expect(eventually(within: 5) { pusher.placeholderShown == nil }, "\(pusher.placeholderShown ?? "")")
+        #expect(waitUntil(timeoutSeconds: 5) { pusher.placeholderShown == nil }, "\(pusher.placeholderShown ?? "")")
         #expect(!pusher.status.mutedSources.contains(.desktop))
         #expect(!pusher.status.paused)
         if pusher.pushURLs.count == 2 { #expect(pusher.removePushDestination(index: 1) == 0) }
@@ -205,12 +196,12 @@ struct PusherStateStressTests {
         #expect(pusher.status.recordingPath == nil)
         let recordingsRun = tally.recordings
         #expect(recordingsRun.begun > 0)
-        #expect(eventually(within: 5) { tally.recordings.completed == recordingsRun.begun }, "\(tally.recordings)")
+        #expect(waitUntil(timeoutSeconds: 5) { tally.recordings.completed == recordingsRun.begun }, "\(tally.recordings)")
         // Still publishing, and the statistics tick still runs: the first destination sends.
-        #expect(eventually(within: 15) { pusher.status.destinations.first?.status == .connectSuccess },
+        #expect(waitUntil(timeoutSeconds: 15) { pusher.status.destinations.first?.status == .connectSuccess },
                 "\(pusher.status.destinations)")
         let ticks = tally.statistics
-        #expect(eventually(within: 10) { tally.statistics >= ticks + 2 && pusher.statistics.sendBitrateKbps > 0 },
+        #expect(waitUntil(timeoutSeconds: 10) { tally.statistics >= ticks + 2 && pusher.statistics.sendBitrateKbps > 0 },
                 "\(pusher.statistics)")
         #expect(pusher.statistics.fps > 0, "\(pusher.statistics)")
         #expect(tally.errors.isEmpty, "\(tally.errors)")
