@@ -35,13 +35,13 @@ final class SampleHandoff: @unchecked Sendable {
     private var samplesWritten = 0  // writer only
     /// Frames refused because the reader was too far behind (writer; read by anyone).
     let overflowedFrames = Atomic<Int>(0)
-    /// The reader's copy of a record that wraps around the end of the ring.
+    /// The reader's copy of a record that wraps around the end of the ring (one buffer's size; it
+    /// grows on the reader's thread the first time a record wraps, never on the data loop).
     private var wrapped: [Float] = []
 
     init() {
         samples.initialize(repeating: 0, count: Self.sampleCapacity)
         records.initialize(repeating: Record(), count: Self.recordCapacity)
-        wrapped.reserveCapacity(Self.sampleCapacity)
     }
 
     deinit {
