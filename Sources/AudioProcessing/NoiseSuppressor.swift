@@ -55,16 +55,35 @@ public final class NoiseSuppressor {
         }
     }
 
+    /// The broadband gain of the last frame processed (its output's energy over its input's, as an
+    /// amplitude ratio), which `applyLastGain` gives a frame the preprocessor must not see.
+    private var lastGain: Float = 1
+
     /// Processes one frame in place: `frameSamples * channels` interleaved samples, −1...1.
     public func process(_ samples: inout [Float]) {
         guard samples.count == frameSamples * channels, states.count == channels else { return }
+        var inputEnergy = 0.0, outputEnergy = 0.0
         for channel in 0..<channels {
             for index in 0..<frameSamples {
                 let value = samples[index * channels + channel] * 32767
                 scratch[index] = Int16(max(-32768, min(32767, value.rounded())))
+                inputEnergy += Double(value) * Double(value)
             }
             scratch.withUnsafeMutableBufferPointer { _ = speex_preprocess_run(states[channel], $0.baseAddress) }
-            for index in 0..<frameSamples { samples[index * channels + channel] = Float(scratch[index]) / 32768 }
+            for index in 0..<frameSamples {
+                samples[index * channels + channel] = Float(scratch[index]) / 32768
+                outputEnergy += Double(scratch[index]) * Double(scratch[index])
+            }
         }
+        if inputEnergy > 0 { lastGain = Float((outputEnergy / inputEnergy).squareRoot()) }
+    }
+
+    /// Scales a frame by the last processed frame's gain, without passing it through the
+    /// preprocessor: for a frame partly made of filled-in silence, whose digital zeros would pull
+    /// speexdsp's noise estimate down to nothing (it falls at once and climbs back over seconds, so
+    /// the noise would pass nearly unsuppressed meanwhile).
+    public func applyLastGain(_ samples: inout [Float]) {
+        let gain = lastGain
+        for index in samples.indices { samples[index] *= gain }
     }
 }

@@ -70,8 +70,10 @@ final class AudioPipeline: @unchecked Sendable {
     var onFirstSamples: (@Sendable (AudioSourceKind) -> Void)?
     var onEncoderError: (@Sendable (MediaError) -> Void)?
     /// Called on the pipeline thread with each 20 ms of the microphone (before volume and mute),
-    /// to change in place: noise suppression and voice activity (`MicrophoneProcessing`).
-    var onMicrophoneFrame: (@Sendable (inout [Float]) -> Void)?
+    /// to change in place: noise suppression and voice activity (`MicrophoneProcessing`). The
+    /// second argument is how many of its sample frames the microphone captured; the rest is
+    /// silence filled in for samples that were late or lost (a hole).
+    var onMicrophoneFrame: (@Sendable (inout [Float], Int) -> Void)?
     /// Called on the pipeline thread with each 20 ms of background music, after its volume:
     /// what ear monitoring plays besides the microphone. Set and cleared while it runs.
     var onMusicFrame: (@Sendable ([Float]) -> Void)? {
@@ -94,10 +96,12 @@ final class AudioPipeline: @unchecked Sendable {
     private var packets: [EncodedAudioPacket] = []
     private var sinkList: [EncodedMediaSink] = []
     /// The mixer's working buffers, kept from frame to frame (only the pipeline's thread touches them):
-    /// each source's 20 ms (by `kinds` index), whether it had any, its energy as sent, and the mix.
+    /// each source's 20 ms (by `kinds` index), whether it had any, how many of its sample frames were
+    /// captured (not silence filled in), its energy as sent, and the mix.
     private static let kinds = AudioSourceKind.allCases
     private var sourceFrames = [[Float]](repeating: [], count: AudioSourceKind.allCases.count)
     private var hasFrame = [Bool](repeating: false, count: AudioSourceKind.allCases.count)
+    private var capturedFrames = [Int](repeating: 0, count: AudioSourceKind.allCases.count)
     private var sentEnergyScratch = [Double](repeating: 0, count: AudioSourceKind.allCases.count)
     private var mix: [Float] = []
 
@@ -309,8 +313,9 @@ final class AudioPipeline: @unchecked Sendable {
         state.withLock { state in
             for (index, kind) in kinds.enumerated() where state.sources[kind] != nil {
                 // In place (`!` on the dictionary's storage): a copy of the queue would copy its samples.
-                state.sources[kind]!.take(frameSamples: frameSamples, startNs: startNs, rateHz: rate,
-                                          channels: channels, into: &sourceFrames[index])
+                capturedFrames[index] = state.sources[kind]!.take(
+                    frameSamples: frameSamples, startNs: startNs, rateHz: rate, channels: channels,
+                    into: &sourceFrames[index])
                 hasFrame[index] = true
             }
             state.mixedUpToNs = frameEndNs
@@ -318,11 +323,12 @@ final class AudioPipeline: @unchecked Sendable {
         for (kind, source) in pullSources.withLock({ $0 }) {
             guard let index = kinds.firstIndex(of: kind) else { continue }
             sourceFrames[index] = source.read(frameCount: frameSamples)
+            capturedFrames[index] = frameSamples
             hasFrame[index] = true
         }
         var micEnergy = 0.0
         if let mic = kinds.firstIndex(of: .microphone), hasFrame[mic] {
-            onMicrophoneFrame?(&sourceFrames[mic])
+            onMicrophoneFrame?(&sourceFrames[mic], capturedFrames[mic])
             micEnergy = sourceFrames[mic].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(channels)
         }
         let (volumes, mutedSources, muted, levelIntervalMs) = state.withLock { state in
@@ -472,12 +478,15 @@ struct SourceQueue {
 
     /// `frameSamples` sample frames for the interval starting at `startNs`: silence where the
     /// source has nothing for it.
-    mutating func take(frameSamples: Int, startNs: UInt64, rateHz: Int, channels: Int, into output: inout [Float]) {
+    /// Fills `output` with the frame starting at `startNs`; returns how many of its sample frames
+    /// came from the queue (the rest is silence).
+    @discardableResult
+    mutating func take(frameSamples: Int, startNs: UInt64, rateHz: Int, channels: Int, into output: inout [Float]) -> Int {
         output.removeAll(keepingCapacity: true)
         output.append(contentsOf: repeatElement(0, count: frameSamples * channels))
         guard !samples.isEmpty else {
             if mixedAny { pendingGapNs += UInt64(frameSamples) * 1_000_000_000 / UInt64(rateHz) }
-            return
+            return 0
         }
         let offsetNs = Int64(bitPattern: startNs &- headPtsNs)
         var skip = 0, lead = 0
@@ -496,5 +505,6 @@ struct SourceQueue {
         let consumed = skip + max(0, copyFrames)
         samples.removeFirst(consumed * channels)
         headPtsNs += UInt64(consumed) * 1_000_000_000 / UInt64(rateHz)
+        return max(0, copyFrames)
     }
 }

@@ -25,7 +25,9 @@ final class SoundControls: @unchecked Sendable {
         processing.onVoiceActivity = { active in notify { $0.onVoiceActivityDetected(active) } }
         processing.prepare(frameSamples: pipeline.frameSamples, rateHz: pipeline.settings.sampleRateHz,
                            channels: pipeline.settings.channels)
-        pipeline.onMicrophoneFrame = { [processing] samples in processing.process(&samples) }
+        pipeline.onMicrophoneFrame = { [processing] samples, capturedFrames in
+            processing.process(&samples, capturedFrames: capturedFrames)
+        }
         for (kind, percent) in volumes { pipeline.setVolume(percent, for: kind) }
         let music = BackgroundMusic(rateHz: pipeline.settings.sampleRateHz, channels: pipeline.settings.channels) { event in
             switch event {
@@ -160,14 +162,21 @@ final class MicrophoneProcessing: @unchecked Sendable {
         }
     }
 
-    func process(_ samples: inout [Float]) {
+    /// One 20 ms frame of the microphone, of which `capturedFrames` sample frames were captured and
+    /// the rest is silence filled in for a hole. Only whole captured frames reach speexdsp: a frame
+    /// with a hole gets the last frame's gain instead (see `NoiseSuppressor.applyLastGain`).
+    func process(_ samples: inout [Float], capturedFrames: Int) {
         let change = lock.withLock { () -> Bool? in
             if level != .off || automaticGain {
                 if suppressor == nil && format.frameSamples > 0 {
                     suppressor = NoiseSuppressor(frameSamples: format.frameSamples, sampleRateHz: format.rateHz,
                                                  channels: format.channels, level: level, automaticGain: automaticGain)
                 }
-                suppressor?.process(&samples)
+                if capturedFrames >= format.frameSamples {
+                    suppressor?.process(&samples)
+                } else {
+                    suppressor?.applyLastGain(&samples)
+                }
             }
             guard voiceActivity, format.channels > 0 else { return nil }
             let meanSquare = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, samples.count))
