@@ -29,6 +29,8 @@ public enum ControlCommand: Equatable, Sendable {
     case sei(text: String, repeatCount: Int, delayMs: Int, keyFrameOnly: Bool)
     /// A keyframe now, for a viewer who joined (issue 22), and optionally another one `followUpMs` later.
     case keyframe(followUpMs: Int?)
+    /// The local recording (issue 34): start one to a file, stop, pause or resume it.
+    case record(ControlRecordAction)
 
     /// Every verb with its arguments, for help texts and error messages.
     public static let verbs: [(verb: String, arguments: String, help: String)] = [
@@ -54,6 +56,9 @@ public enum ControlCommand: Equatable, Sendable {
         ("keyframe", "[--follow-up MS]",
          "Make the next picture a keyframe, for a viewer who just joined (at most one a second; none after a recent "
              + "one); with --follow-up, another one MS ms later (100 to 10000)."),
+        ("record", "start FILE | stop | pause | resume",
+         "Record the broadcast to FILE (.mkv, .mp4 or .flv) while it goes on, stop, pause (nothing is written) or resume "
+             + "(from the next keyframe, with no gap in the file's timestamps)."),
     ]
 
     /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
@@ -157,6 +162,7 @@ public enum ControlCommand: Equatable, Sendable {
             guard path.hasSuffix(".png") else { throw .invalidValue(command: verb, value: path, reason: "the file name must end in .png") }
             return .snapshot(path: path)
         case "sei": return try parseSEI(args)
+        case "record": return .record(try ControlRecordAction.parse(args))
         case "keyframe":
             guard !args.isEmpty else { return .keyframe(followUpMs: nil) }
             guard args[0] == "--follow-up" else {
@@ -191,6 +197,7 @@ public enum ControlCommand: Equatable, Sendable {
         case .snapshot: "snapshot"
         case .sei: "sei"
         case .keyframe: "keyframe"
+        case .record: "record"
         }
     }
 
@@ -209,6 +216,7 @@ public enum ControlCommand: Equatable, Sendable {
         case .sei(let text, let repeatCount, let delayMs, let keyFrameOnly):
             [text, "--repeat", String(repeatCount), "--delay", String(delayMs)] + (keyFrameOnly ? ["--keyframe-only"] : [])
         case .keyframe(let followUpMs): followUpMs.map { ["--follow-up", String($0)] } ?? []
+        case .record(let action): action.arguments
         }
     }
 

@@ -107,6 +107,11 @@ public final class ControlHandler: @unchecked Sendable {
                     ?? "the broadcast has no video yet (screen capture is not running)"
                 return .failure(.refused(command: command.verb, reason: reason))
             }
+        case .record(let action):
+            switch RecordCommands.execute(action, pusher: pusher, verb: command.verb) {
+            case .success(let fields): extra = fields
+            case .failure(let error): return .failure(error)
+            }
         case .keyframe(let followUpMs):
             let result = pusher.requestKeyframe(followUpMs: followUpMs)
             guard result != .noVideo else { return .failure(.refused(command: command.verb, reason: result.explanation)) }

@@ -47,7 +47,7 @@ public enum ControlJSON {
             "volumePercent": volumes,
             "targetVideoBitrateKbps": status.targetVideoBitrateKbps, "minVideoBitrateKbps": status.minVideoBitrateKbps,
             "currentVideoBitrateKbps": status.currentVideoBitrateKbps, "autoBitrate": status.autoBitrate,
-            "recordingPath": status.recordingPath ?? NSNull(),
+            "recordingPath": status.recordingPath ?? NSNull(), "recordingPaused": status.recordingPaused,
             "destinations": status.destinations.map(object), "statistics": object(status.statistics),
         ]
     }

@@ -170,6 +170,16 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
         downstream?.onLocalRecordComplete(code: code, storagePath: storagePath)
     }
 
+    public func onLocalRecordPaused(storagePath: String) {
+        emit("recordPaused", ["path": storagePath])
+        downstream?.onLocalRecordPaused(storagePath: storagePath)
+    }
+
+    public func onLocalRecordResumed(storagePath: String) {
+        emit("recordResumed", ["path": storagePath])
+        downstream?.onLocalRecordResumed(storagePath: storagePath)
+    }
+
     public func onCaptureFirstAudioFrame() {
         emit("firstAudioFrame")
         downstream?.onCaptureFirstAudioFrame()

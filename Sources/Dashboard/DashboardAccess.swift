@@ -28,6 +28,15 @@ struct DashboardAccess: Sendable {
     /// and status.
     static let buttonVerbs: Set<String> = ["status", "pause", "resume", "mute", "unmute", "bitrate", "reconnect"]
 
+    /// Whether the page's buttons send `command`: the verbs above, and the recording's Pause, Resume
+    /// and Stop. `record start FILE` is not a button: it names a file the pusher would create.
+    static func isButtonCommand(_ command: ControlCommand) -> Bool {
+        switch command {
+        case .record(.stop), .record(.pause), .record(.resume): true
+        default: buttonVerbs.contains(command.verb)
+        }
+    }
+
     /// Why `request` may not be answered (the response to send instead), or nil.
     func refusal(_ request: HTTPRequest) -> HTTPResponse? {
         let host = request.headers["host"] ?? ""
@@ -54,8 +63,9 @@ struct DashboardAccess: Sendable {
 
     /// Why `/api/control` may not run `command`, or nil.
     func commandRefusal(_ command: ControlCommand) -> String? {
-        guard !allCommands, !Self.buttonVerbs.contains(command.verb) else { return nil }
-        return "the dashboard takes only its buttons' commands (pause, resume, mute, unmute, bitrate, reconnect); "
+        guard !allCommands, !Self.isButtonCommand(command) else { return nil }
+        return "the dashboard takes only its buttons' commands (pause, resume, mute, unmute, bitrate, reconnect, "
+            + "record stop|pause|resume); "
             + "'\(command.verb)' needs livepush started with --dashboard-control all"
     }
 

@@ -79,6 +79,13 @@ struct BitrateController {
         return nil
     }
 
+    /// Nothing is pushed (a recording alone, or capture before the push): no network to adapt to,
+    /// so the target at once. The new bitrate, or nil when it is there already.
+    mutating func nothingPushed() -> Int? {
+        calmSeconds = 0
+        return change(to: targetKbps)
+    }
+
     /// Back to the initial bitrate (restartPush); the new bitrate, or nil when it is there already.
     mutating func restart() -> Int? {
         calmSeconds = 0

@@ -35,6 +35,8 @@ extension LivePusher {
                 state.withLock { $0.recording = recording }
                 pipeline.add(recording)
                 audioPipeline?.add(recording)
+                // Started mid-broadcast (`ctl record start`): from the next picture, not a GOP later.
+                if recording.takesLiveVideo { _ = requestKeyframe() }
                 code = LocalRecordingCode.ok
             case .failure(let error):
                 code = error.code
@@ -43,6 +45,26 @@ extension LivePusher {
             code = LocalRecordingCode.internalError
         }
         return code
+    }
+
+    /// Pauses the recording: what the broadcast sends meanwhile is left out of the file, and the
+    /// broadcast goes on. 0, or -1 when nothing is being recorded or it is already paused.
+    @discardableResult
+    public func pauseLocalRecording() -> Int32 {
+        guard let recording = state.withLock({ $0.recording }), recording.pause() else { return LocalRecordingCode.internalError }
+        notify { $0.onLocalRecordPaused(storagePath: recording.path) }
+        return LocalRecordingCode.ok
+    }
+
+    /// Resumes a paused recording at the next keyframe (one is asked for at once), placed right
+    /// after what was recorded before the pause: the file has no gap in its timestamps. 0, or -1
+    /// when nothing is being recorded or it is not paused.
+    @discardableResult
+    public func resumeLocalRecording() -> Int32 {
+        guard let recording = state.withLock({ $0.recording }), recording.resume() else { return LocalRecordingCode.internalError }
+        if recording.takesLiveVideo { _ = requestKeyframe() }
+        notify { $0.onLocalRecordResumed(storagePath: recording.path) }
+        return LocalRecordingCode.ok
     }
 
     /// Finishes the recording, if any: its file is complete when `onLocalRecordComplete` says 0;

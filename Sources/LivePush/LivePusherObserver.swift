@@ -28,6 +28,10 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     func onLocalRecording(durationMs: Int, storagePath: String)
     /// `code` 0: the file is complete; -1 recording failed.
     func onLocalRecordComplete(code: Int32, storagePath: String)
+    /// `pauseLocalRecording()` took effect: nothing more is written until `resumeLocalRecording()`.
+    func onLocalRecordPaused(storagePath: String)
+    /// `resumeLocalRecording()` took effect: the file goes on from the next keyframe.
+    func onLocalRecordResumed(storagePath: String)
     /// The first samples of audio (microphone or desktop) reached the mixer.
     func onCaptureFirstAudioFrame()
     /// The microphone's level, 0 (silence, −60 dBFS and below) to 100 (full scale), every
@@ -81,6 +85,8 @@ extension LivePusherObserver {
     public func onLocalRecordBegin(code: Int32, storagePath: String) {}
     public func onLocalRecording(durationMs: Int, storagePath: String) {}
     public func onLocalRecordComplete(code: Int32, storagePath: String) {}
+    public func onLocalRecordPaused(storagePath: String) {}
+    public func onLocalRecordResumed(storagePath: String) {}
     public func onCaptureFirstAudioFrame() {}
     public func onMicrophoneVolumeUpdate(volume: Int) {}
     public func onProcessAudioFrame(_ frame: inout AudioFrame) {}

@@ -52,6 +52,9 @@ extension LivePusher {
         let parts = state.withLock { ($0.pipeline, $0.audioPipeline) }
         guard let pipeline = parts.0, !outputs.isLive(url) else { return -1 }
         let audioPipeline = parts.1
+        // The first destination: auto bitrate starts from the initial bitrate (with nothing pushed,
+        // the encoder ran at the target).
+        if outputs.isEmpty { tick.restartBitrate(pipeline: pipeline) }
         outputs.forgetGivenUp(url)
         let redacted = url.description
         let output: PushOutput

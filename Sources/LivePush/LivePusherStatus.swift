@@ -73,6 +73,8 @@ public struct LivePusherStatus: Equatable, Sendable {
     public var currentVideoBitrateKbps = 0
     public var autoBitrate = false
     public var recordingPath: String?
+    /// The recording is paused (`pauseLocalRecording`).
+    public var recordingPaused = false
     public var destinations: [LivePushDestinationStatus] = []
     public var statistics = LivePusherStatistics()
 }
@@ -103,6 +105,7 @@ extension LivePusher {
         (status.targetVideoBitrateKbps, status.minVideoBitrateKbps, status.currentVideoBitrateKbps) = tick.bitratesKbps
         status.autoBitrate = config.autoBitrate
         status.recordingPath = recording?.path
+        status.recordingPaused = recording?.isPaused ?? false
         status.destinations = outputs.destinationStatuses
         status.pushing = !status.destinations.isEmpty
         status.statistics = tick.latest

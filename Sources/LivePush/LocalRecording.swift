@@ -14,8 +14,32 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     private var startedPtsMs: Int64?
     private var audioStarted = false
     private let audioRateHz: Int
+    /// How long a picture lasts (1000 / fps).
+    private let videoFrameMs: Int64
     private var lastProgressMs = 0
     private(set) var durationMs = 0
+    /// Paused (`pause()`): packets are left out until `resume()`, and then until the next keyframe.
+    private var paused = false
+    private var resumePending = false
+    /// The stream time of the last picture written before the pause: sound up to it is still
+    /// written when it comes after the pause was asked for (it is encoded later than the picture).
+    private var pausedAtPtsMs: Int64?
+    /// Stream time (ms) left out of the file by pauses: a picture at `ptsMs` is in the file at
+    /// `ptsMs - startedPtsMs - pausedMs`, so the file has no gap where it was paused.
+    private var pausedMs: Int64 = 0
+    /// The last picture written: its stream time, and its decoding time in the file (encoder ticks).
+    private var lastVideoPtsMs: Int64 = 0
+    private var lastVideoFileDts: Int64 = 0
+    /// Audio resumes at the first packet at or after the resumed video's first picture.
+    private var audioResumePtsMs: Int64?
+    /// Sound that came while the file waited for its first picture (at the start or a resume):
+    /// the sound is encoded sooner than a picture of the same instant, so what follows that picture
+    /// is often here before it. Written once the picture is, from its instant on; at most
+    /// `maxPendingAudio` packets (about 5 s), the oldest dropped first.
+    private var pendingAudio: [(packet: EncodedAudioPacket, ptsMs: Int64)] = []
+    private static let maxPendingAudio = 256
+    /// Where the last audio packet written ends in the file (samples).
+    private var audioFileEnd: Int64 = 0
     private(set) var failed: MediaError?
     var onProgress: (@Sendable (Int) -> Void)?
     var onFailure: (@Sendable (MediaError) -> Void)?
@@ -43,7 +67,8 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
                                              audioEncoder: audioEncoder)
             let recording = LocalRecording(path: path, writer: writer, ownEncoder: ownEncoder,
                                            progressIntervalMs: progressIntervalMs,
-                                           audioRateHz: audioEncoder?.settings.sampleRateHz ?? 48000)
+                                           audioRateHz: audioEncoder?.settings.sampleRateHz ?? 48000,
+                                           videoFrameMs: Int64(1000 / max(1, encoder.settings.fps)))
             let fps = Int64(encoder.settings.fps)
             ownEncoder?.deliver = { [unowned recording] packet in recording.record(packet, ptsMs: packet.pts * 1000 / fps) }
             ownEncoder?.onError = { [unowned recording] error in recording.fail(error) }
@@ -59,8 +84,9 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     }
 
     private init(path: String, writer: RecordingWriter, ownEncoder: RecordingEncoder?, progressIntervalMs: Int,
-                 audioRateHz: Int) {
+                 audioRateHz: Int, videoFrameMs: Int64) {
         self.path = path
+        self.videoFrameMs = videoFrameMs
         self.ownEncoder = ownEncoder
         self.audioRateHz = audioRateHz
         self.writer = writer
@@ -77,7 +103,8 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
 
     /// The picture the live stream sends now: to the recording's own encoder, if it has one.
     func receivePicture(_ picture: VideoFrame, pts: Int64) {
-        ownEncoder?.submit(picture, pts: pts)
+        guard let ownEncoder, !isPaused else { return }  // paused: nothing to encode
+        ownEncoder.submit(picture, pts: pts)
     }
 
     /// Pictures the recording's own encoder had to leave out (it was behind); 0 without one.
@@ -115,11 +142,20 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
 
     /// Writes a video packet, called with the lock held (the writer is shared by both pipelines' threads).
     private func recordLocked(_ packet: EncodedVideoPacket, ptsMs: Int64) -> News? {
-        guard failed == nil else { return nil }
+        guard failed == nil, !paused else { return nil }
         if startedPtsMs == nil {
             guard packet.isKeyframe else { return nil }  // a recording starts on a keyframe
             startedPtsMs = ptsMs
             writer.timestampOffset = packet.dts
+        } else if resumePending {
+            guard packet.isKeyframe else { return nil }  // and goes on after a pause on one
+            resumePending = false
+            // Right after the last picture written: one tick later in the file, and the stream
+            // time between them (less that tick) left out.
+            let frameMs = max(1, (ptsMs - lastVideoPtsMs) / max(1, packet.dts - (lastVideoFileDts + writer.timestampOffset)))
+            pausedMs += max(0, ptsMs - lastVideoPtsMs - frameMs)
+            writer.timestampOffset = packet.dts - (lastVideoFileDts + 1)
+            audioResumePtsMs = ptsMs
         }
         do throws(MediaError) {
             try writer.write(packet)
@@ -127,7 +163,16 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
             failed = error
             return .failure(error)
         }
-        durationMs = Int(ptsMs - (startedPtsMs ?? ptsMs))
+        lastVideoPtsMs = ptsMs
+        lastVideoFileDts = packet.dts - writer.timestampOffset
+        durationMs = Int(ptsMs - (startedPtsMs ?? ptsMs) - pausedMs)
+        if !pendingAudio.isEmpty {
+            let waiting = pendingAudio
+            pendingAudio.removeAll()
+            for (audio, audioPtsMs) in waiting {
+                if let news = writeAudioLocked(audio, ptsMs: audioPtsMs) { return news }
+            }
+        }
         if progressIntervalMs > 0 && durationMs - lastProgressMs >= progressIntervalMs {
             lastProgressMs = durationMs
             return .progress(durationMs: durationMs)
@@ -138,22 +183,76 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     /// Audio joins once the video has started (at its first keyframe), from that instant on.
     func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64) {
         let news = lock.withLock { () -> News? in
-            guard failed == nil, let startedPtsMs, ptsMs >= startedPtsMs else { return nil }
-            if !audioStarted {
-                audioStarted = true
-                let rate = Int64(audioRateHz)
-                writer.audioTimestampOffset = packet.pts - (ptsMs - startedPtsMs) * rate / 1000
+            guard failed == nil else { return nil }
+            if paused {
+                // The sound of the pictures written before the pause (to the end of the last one), late as sound is.
+                guard let pausedAtPtsMs, ptsMs < pausedAtPtsMs + videoFrameMs else { return nil }
+                return writeAudioLocked(packet, ptsMs: ptsMs)
             }
-            do throws(MediaError) {
-                try writer.write(packet)
-            } catch {
-                failed = error
-                return .failure(error)
+            if startedPtsMs == nil || resumePending {
+                if pendingAudio.count >= Self.maxPendingAudio { pendingAudio.removeFirst() }
+                pendingAudio.append((packet, ptsMs))
+                return nil
             }
-            return nil
+            return writeAudioLocked(packet, ptsMs: ptsMs)
         }
         tell(news)
     }
+
+    /// Writes an audio packet at its place beside the pictures, with the lock held.
+    private func writeAudioLocked(_ packet: EncodedAudioPacket, ptsMs: Int64) -> News? {
+        guard let startedPtsMs, ptsMs >= startedPtsMs else { return nil }
+        let rate = Int64(audioRateHz)
+        if !audioStarted {
+            audioStarted = true
+            writer.audioTimestampOffset = packet.pts - (ptsMs - startedPtsMs) * rate / 1000
+        } else if let resumedAtMs = audioResumePtsMs {
+            guard ptsMs >= resumedAtMs else { return nil }
+            audioResumePtsMs = nil
+            // At its place beside the resumed picture, never over what was written before, and
+            // right after it when that is less than a packet away (no gap in the sound, for a
+            // shift of at most one packet, 21 ms).
+            let placed = (ptsMs - startedPtsMs - pausedMs) * rate / 1000
+            let fileStart = placed - audioFileEnd < Int64(packet.durationSamples) ? audioFileEnd : placed
+            writer.audioTimestampOffset = packet.pts - fileStart
+        }
+        do throws(MediaError) {
+            try writer.write(packet)
+        } catch {
+            failed = error
+            return .failure(error)
+        }
+        audioFileEnd = packet.pts - writer.audioTimestampOffset + Int64(packet.durationSamples)
+        return nil
+    }
+
+    /// Leaves what follows out of the file until `resume()`. False when already paused.
+    func pause() -> Bool {
+        lock.withLock {
+            guard !paused else { return false }
+            paused = true
+            // Paused again before the resumed file's first picture: the pause before still holds.
+            if !resumePending { pausedAtPtsMs = startedPtsMs == nil ? nil : lastVideoPtsMs }
+            resumePending = false
+            pendingAudio.removeAll()
+            return true
+        }
+    }
+
+    /// Records again from the next keyframe (the caller asks the encoder for one), placed right
+    /// after what was recorded before the pause. False when not paused.
+    func resume() -> Bool {
+        lock.withLock {
+            guard paused else { return false }
+            paused = false
+            // Not started yet (paused before the first keyframe): it simply starts at the next one.
+            resumePending = startedPtsMs != nil
+            ownEncoder?.requestKeyframe()
+            return true
+        }
+    }
+
+    var isPaused: Bool { lock.withLock { paused } }
 
     var bytesWritten: Int64 {
         lock.lock()

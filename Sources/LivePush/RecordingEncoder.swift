@@ -24,6 +24,8 @@ final class RecordingEncoder: @unchecked Sendable {
     private var dropped = 0
     private let done = DispatchSemaphore(value: 0)
     private var started = false
+    /// The next picture is encoded as a keyframe (a recording resumed after a pause).
+    private var keyframeRequested = false
     /// Where the packets go, on the encoder's thread; set before the first picture.
     var deliver: (@Sendable (EncodedVideoPacket) -> Void)?
     /// Called on the encoder's thread when encoding fails; the recording stops getting video.
@@ -75,9 +77,15 @@ final class RecordingEncoder: @unchecked Sendable {
             return
         }
         pool[index].scalePicture(from: picture)  // keeps its size when adaptive resolution changes the live one
-        pool[index].requestKeyframe(false)
+        pool[index].requestKeyframe(keyframeRequested)
+        keyframeRequested = false
         queued.append((index, pts))
         condition.signal()
+    }
+
+    /// Makes the next picture submitted a keyframe.
+    func requestKeyframe() {
+        condition.withLock { keyframeRequested = true }
     }
 
     /// Encodes what is queued, drains the encoder into `deliver`, and ends the thread.

@@ -201,7 +201,8 @@ final class StatisticsTick: Sendable {
             state.lastAudioBytes = audioBytes
             state.lastCpuSeconds = cpuSeconds
             // Auto bitrate: the slowest publishing destination sets the pace of the one encode.
-            let newKbps = state.bitrate.update(
+            // With no destination at all (a recording alone), the target: nothing is congested on a disk.
+            let newKbps = outputs.isEmpty ? state.bitrate.nothingPushed() : state.bitrate.update(
                 destinations: publishing.map {
                     .init(queuedMs: $0.queuedMs, sendRateKbps: $0.sendRateKbps, lossPercent: $0.transport?.lossPercent ?? 0)
                 }, audioKbps: audioKbps)

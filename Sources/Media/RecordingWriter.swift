@@ -123,9 +123,12 @@ public final class RecordingWriter {
                   timeBase: audioTimeBase, to: audioStream, isKeyframe: true)
     }
 
-    /// One packet of `stream`, its times in `timeBase`.
+    /// One packet of `stream`, its times in `timeBase`. After `finish()` a packet is left out: the
+    /// pipelines' threads may still hand over one they took before the recording was removed from
+    /// them, and the file is closed (writing to it then crashed in libavformat).
     private func write(_ data: PacketBuffer, pts: Int64, dts: Int64, duration: Int64, timeBase: AVRational,
                        to stream: UnsafeMutablePointer<AVStream>, isKeyframe: Bool) throws(MediaError) {
+        guard !finished else { return }
         try ffmpegCall("av_new_packet") { av_new_packet(packet, Int32(data.count)) }
         data.copyBytes(to: packet.pointee.data)
         packet.pointee.pts = av_rescale_q(pts, timeBase, stream.pointee.time_base)

@@ -79,6 +79,9 @@ enum ControlCommandLine {
         // A file named on this command line is where this command runs, not where the broadcast does.
         switch command {
         case .snapshot(let path): words = ["snapshot", absolute(path)]
+        case .record(.start(let path)):
+            command = .record(.start(path: absolute(path)))
+            words = [command.verb] + command.arguments
         case .bgm(.start(let path, let loop)):
             command = .bgm(.start(path: absolute(path), loop: loop))
             words = [command.verb] + command.arguments

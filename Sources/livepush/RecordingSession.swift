@@ -54,6 +54,9 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
          durationSeconds: Double?, watch: WatchOptions = WatchOptions())
     {
         self.watch = watch
+        var config = config
+        // A recording alone starts at the target bitrate: the initial one is for probing a network.
+        if pushURLs.isEmpty { config.initialVideoBitrateKbps = config.effectiveBitratesKbps.target }
         self.config = config
         self.output = output
         self.pushURLs = pushURLs

@@ -120,6 +120,8 @@ async function refreshStatus() {
     const words = [status.pushing ? 'pushing' : 'not pushing'];
     if (status.paused) words.push('paused');
     if (status.placeholder && status.placeholder !== 'paused') words.push(status.placeholder);
+    if (status.recordingPath) words.push(status.recordingPaused ? 'recording paused' : 'recording');
+    document.getElementById('recording-controls').hidden = !status.recordingPath;
     if (status.muted) words.push('muted'); else if (status.mutedSources.length) words.push('muted: ' + status.mutedSources.join(', '));
     words.push(status.currentVideoBitrateKbps + ' kbps (target ' + status.targetVideoBitrateKbps + ')');
     state.textContent = words.join(' · ');
@@ -175,6 +177,9 @@ async function start() {
   document.getElementById('mute-all').onclick = () => send('mute', ['all']);
   document.getElementById('unmute').onclick = () => send('unmute', ['all']);
   document.getElementById('reconnect').onclick = () => send('reconnect');
+  document.getElementById('record-pause').onclick = () => send('record', ['pause']);
+  document.getElementById('record-resume').onclick = () => send('record', ['resume']);
+  document.getElementById('record-stop').onclick = () => send('record', ['stop']);
   document.getElementById('bitrate').onclick = () => send('bitrate', [document.getElementById('bitrate-value').value]);
   const history = await (await fetch('api/history', withToken)).json();
   history.forEach(handle);

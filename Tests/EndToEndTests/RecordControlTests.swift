@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension SharedScreen {
+    /// `livepush ctl record` (issue 34): a recording started, paused, resumed and stopped while a
+    /// push goes on, checked in the file it made.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
+                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"),
+           .timeLimit(.minutes(10)))
+    struct RecordControlTests {
+        let livepush = BuiltProducts.path("livepush")
+
+        private func ok(_ reply: (result: CommandResult, answer: [String: Any]?)) -> Bool {
+            reply.result.exitCode == 0 && reply.answer?["ok"] as? Bool == true
+        }
+
+        /// Each packet of `stream` in `path`: its time, its duration and whether it is a keyframe.
+        private func packets(_ path: String, stream: String) throws -> [(timeS: Double, durationS: Double, key: Bool)] {
+            let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries",
+                                                           "packet=pts_time,duration_time,flags", "-of", "csv=p=0", path])
+            #expect(result.exitCode == 0, "\(result)")
+            return result.standardOutput.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+                guard fields.count >= 3, let time = Double(fields[0]) else { return nil }
+                return (time, Double(fields[1]) ?? 0, fields[2].contains("K"))
+            }
+        }
+
+        private func eventNs(_ events: [[String: Any]], _ type: String) throws -> Int {
+            let event = try #require(events.first { $0["type"] as? String == type }, "no \(type) event")
+            return try #require(event["monotonicNs"] as? Int, "\(event)")
+        }
+
+        /// Started 2 s into a push, recorded 3 s, paused 3 s, resumed, recorded 3 s and stopped, under
+        /// a CPU hog: the file starts on a keyframe, holds the two recorded stretches end to end (its
+        /// length within one GOP of theirs), with no gap where it was paused, in its pictures or its
+        /// sound; each command is refused when it makes no sense, and each step is an event.
+        @Test func startPauseResumeAndStopARecordingWhileThePushGoesOn() throws {
+            let key = UniqueName.make("ctlrecord")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("ctlrecord")).path + ".mkv"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "1e2a3a", "ffcc00", "120", "8"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--mic", try TestEnvironment.microphone(),
+                "--quiet", "--duration", "60",
+            ])
+            let hog = try CPUHog(count: 2)
+            defer { hog.stop() }
+            #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
+            #expect(!ok(try broadcast.ctl(["record", "stop"])), "stop with nothing recorded")
+            #expect(!ok(try broadcast.ctl(["record", "pause"])), "pause with nothing recorded")
+            Thread.sleep(forTimeInterval: 2)  // the push runs on its own first
+            let started = try broadcast.ctl(["record", "start", file])
+            #expect(ok(started), "\(started)")
+            #expect(!ok(try broadcast.ctl(["record", "start", file + ".mkv"])), "a second recording")
+            Thread.sleep(forTimeInterval: 3)  // the first stretch
+            #expect(ok(try broadcast.ctl(["record", "pause"])))
+            let status = try broadcast.ctl(["status"]).answer?["result"] as? [String: Any]
+            #expect(status?["recordingPaused"] as? Bool == true, "\(String(describing: status))")
+            #expect(!ok(try broadcast.ctl(["record", "pause"])), "paused twice")
+            Thread.sleep(forTimeInterval: 3)  // left out of the file
+            #expect(ok(try broadcast.ctl(["record", "resume"])))
+            Thread.sleep(forTimeInterval: 3)  // the second stretch
+            let stopped = try broadcast.ctl(["record", "stop"])
+            #expect(ok(stopped), "\(stopped)")
+            #expect(!ok(try broadcast.ctl(["record", "resume"])), "resume after stop")
+            Thread.sleep(forTimeInterval: 1)
+            hog.stop()
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+
+            let events = broadcast.events
+            let beginNs = try eventNs(events, "recordBegin"), pausedNs = try eventNs(events, "recordPaused")
+            let resumedNs = try eventNs(events, "recordResumed"), completeNs = try eventNs(events, "recordComplete")
+            let complete = try #require(events.first { $0["type"] as? String == "recordComplete" })
+            #expect(complete["code"] as? Int == 0, "\(complete)")
+            let expectedS = Double(pausedNs - beginNs + completeNs - resumedNs) / 1e9
+
+            let video = try packets(file, stream: "v:0"), audio = try packets(file, stream: "a:0")
+            let first = try #require(video.first, "no video in \(file)")
+            #expect(first.key, "the file's first picture is not a keyframe")
+            let sorted = video.map(\.timeS).sorted()
+            let videoS = (sorted.last ?? 0) - (sorted.first ?? 0)
+            let videoGap = zip(sorted, sorted.dropFirst()).map { (atS: $0, gapS: $1 - $0) }.max { $0.gapS < $1.gapS }
+            let audioGap = zip(audio, audio.dropFirst()).map { (atS: $0.timeS, gapS: $1.timeS - ($0.timeS + $0.durationS)) }
+                .max { $0.gapS < $1.gapS }
+            let videoGapS = videoGap?.gapS ?? 0, audioGapS = audioGap?.gapS ?? 0
+            let audioS = (audio.last.map { $0.timeS + $0.durationS } ?? 0) - (audio.first?.timeS ?? 0)
+            print("ctl record: recorded \(expectedS) s by the events; the file has \(videoS) s of pictures "
+                + "(\(video.count), largest gap \(videoGapS) s at \(videoGap?.atS ?? -1) s) and \(audioS) s of sound (largest gap "
+                + "\(audioGapS) s at \(audioGap?.atS ?? -1) s); first picture at \(sorted.first ?? -1) s, first sound at "
+                + "\(audio.first?.timeS ?? -1) s; paused after \(Double(pausedNs - beginNs) / 1e9) s")
+            // The start waits for a keyframe (one is asked for at once) and so does the resume: one GOP (2 s) at most.
+            #expect(videoS > expectedS - 2 && videoS < expectedS + 0.5, "\(videoS) s of pictures for \(expectedS) s recorded")
+            #expect(videoGapS < 0.5, "a gap of \(videoGapS) s between pictures (the pause lasted 3 s)")
+            #expect(audioGapS < 0.025, "a gap of \(audioGapS) s in the sound's timestamps")
+            #expect(abs(audioS - videoS) < 0.5, "\(audioS) s of sound beside \(videoS) s of pictures")
+            #expect(!broadcast.command.errorSoFar.contains(key))
+        }
+
+        /// A recording with no destination runs at its target bitrate from the first picture: the
+        /// initial bitrate (300 kbps here) is for probing a network, and auto bitrate used to climb
+        /// from it for about 11 s though nothing is congested on a disk. Content that needs more
+        /// than the target (scrolling text), so the rate is the encoder's, not the picture's.
+        @Test func aRecordingAloneRunsAtItsTargetBitrateFromTheFirstSecond() throws {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("rectarget")).path + ".mkv"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "scroll"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "screen", file, "--display", try TestEnvironment.display(), "--region", "0,0,320,240",
+                "--resolution", "320x240", "--quality", "custom", "--bitrate", "1200", "--min-bitrate", "200",
+                "--initial-bitrate", "300", "--no-mic", "--quiet", "--duration", "6",
+            ])
+            let deadline = Date().addingTimeInterval(60)
+            while broadcast.command.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+            let result = broadcast.command.finish(timedOut: broadcast.command.isRunning)
+            #expect(result.exitCode == 0, "\(result)")
+            let video = try ReceivedStream.packets(file, stream: "v:0")
+            let firstKbps = ReceivedStream.kbps(video, from: 0, to: 2), laterKbps = ReceivedStream.kbps(video, from: 3, to: 5)
+            print("recording alone, target 1200 kbps, initial 300: \(firstKbps) kbps in its first 2 s, \(laterKbps) kbps in 3-5 s")
+            #expect(firstKbps >= 900, "the first 2 s at \(firstKbps) kbps (target 1200)")
+            #expect(laterKbps >= 900, "3-5 s at \(laterKbps) kbps (target 1200)")
+        }
+    }
+}
