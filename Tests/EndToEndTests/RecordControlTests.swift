@@ -101,6 +101,42 @@ extension SharedScreen {
             #expect(!broadcast.command.errorSoFar.contains(key))
         }
 
+        /// The dashboard of a run that records shows the recording with its buttons, and Pause,
+        /// Resume and Stop do what they say (headless Chromium clicks them; the file is complete).
+        @Test func theDashboardPausesResumesAndStopsTheRecording() throws {
+            let key = UniqueName.make("dashrecord")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("dashrecord")).path + ".mkv"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "1e2a3a", "ffcc00", "120", "8"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--record", file, "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--no-mic", "--quiet", "--dashboard", "0",
+                "--duration", "90",
+            ])
+            #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
+            #expect(broadcast.command.waitForError("dashboard: http://127.0.0.1:"), "\(broadcast.command.errorSoFar)")
+            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n").first { $0.contains("dashboard: http") })
+            let url = String(try #require(line.split(separator: " ").last))
+            let screenshot = "/tmp/livepush-dashboard-recording.png"
+            let check = try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/browser_check.py"), "record",
+                                                          url, screenshot], timeoutSeconds: 90)
+            #expect(check.exitCode == 0, "\(check)")
+            let seen = try #require(try JSONSerialization.jsonObject(with: Data(check.standardOutput.utf8)) as? [String: Any],
+                                    "\(check)")
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            print("dashboard with a recording: \(seen); screenshot \(screenshot)")
+            #expect(seen["recordingShown"] as? Bool == true, "\(seen)")
+            #expect(seen["pausedInStatus"] as? Bool == true, "\(seen)")
+            #expect((seen["stateWhilePaused"] as? String ?? "").contains("recording paused"), "\(seen)")
+            #expect(seen["resumedInStatus"] as? Bool == true, "\(seen)")
+            #expect(seen["stoppedInStatus"] as? Bool == true, "\(seen)")
+            let types = broadcast.events.compactMap { $0["type"] as? String }.filter { $0.hasPrefix("record") && $0 != "recordProgress" }
+            #expect(types == ["recordBegin", "recordPaused", "recordResumed", "recordComplete"], "\(types)")
+            #expect(try MediaProbe.decodeErrors(file).isEmpty)
+        }
+
         /// A recording with no destination runs at its target bitrate from the first picture: the
         /// initial bitrate (300 kbps here) is for probing a network, and auto bitrate used to climb
         /// from it for about 11 s though nothing is congested on a disk. Content that needs more

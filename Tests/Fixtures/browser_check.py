@@ -12,6 +12,9 @@
                                            it (window.attack), then the dashboard under another
                                            host name (attacker.example, resolved to 127.0.0.1 as
                                            DNS rebinding would); a screenshot of the victim's tab
+  browser_check.py record URL OUT.png      the dashboard of a run that records: the recording's
+                                           buttons shown, Pause, Resume and Stop clicked in turn and
+                                           each seen in the status; a screenshot while paused
   browser_check.py fit URL WIDTH HEIGHT OUT.png   the dashboard in a WIDTH x HEIGHT window once a
                                            destination row is shown: whether the page and the
                                            destinations table fit across; a screenshot
@@ -290,10 +293,38 @@ def attack(dashboard_url, attacker_url, screenshot):
     return report
 
 
+def record(url, screenshot):
+    """The recording's buttons: shown while a file is recorded, each one seen in the status."""
+    report = {}
+    browser = Browser()
+    status = "livepushDashboard.lastStatus"
+    try:
+        browser.open(url)
+        report["recordingShown"] = browser.wait_for(
+            f"window.livepushDashboard && {status} && {status}.recordingPath !== null"
+            " && !document.getElementById('recording-controls').hidden", 20)
+        browser.evaluate("document.getElementById('record-pause').click()")
+        report["pausedInStatus"] = browser.wait_for(f"{status}.recordingPaused === true", 10)
+        time.sleep(1.5)  # the status line is redrawn each second
+        report["stateWhilePaused"] = browser.evaluate("document.getElementById('state').textContent")
+        browser.screenshot(screenshot)
+        browser.evaluate("document.getElementById('record-resume').click()")
+        report["resumedInStatus"] = browser.wait_for(f"{status}.recordingPaused === false", 10)
+        browser.evaluate("document.getElementById('record-stop').click()")
+        report["stoppedInStatus"] = browser.wait_for(
+            f"{status}.recordingPath === null && document.getElementById('recording-controls').hidden", 10)
+        report["lastAnswer"] = browser.evaluate("livepushDashboard.lastAnswer")
+    finally:
+        browser.close()
+    return report
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "fit":
         print(json.dumps(fit(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
+    elif mode == "record":
+        print(json.dumps(record(sys.argv[2], sys.argv[3])))
     elif mode == "attack":
         print(json.dumps(attack(sys.argv[2], sys.argv[3], sys.argv[4])))
     else:
