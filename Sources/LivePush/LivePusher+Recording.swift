@@ -8,22 +8,24 @@ extension LivePusher {
     /// extension, -6 already recording, -7 the file exists, -8 no permission. The same code
     /// arrives in `onLocalRecordBegin`. `onLocalRecording` reports the duration every
     /// `progressIntervalMs` of recorded media; 0 (the default, as in the reference) turns it off.
+    /// With `overwrite`, an existing regular file at `path` is replaced instead of refused (-7).
     @discardableResult
-    public func startLocalRecording(path: String, progressIntervalMs: Int = 0) -> Int32 {
-        let code = inTurn { startLocalRecordingLocked(path: path, progressIntervalMs: progressIntervalMs) }
+    public func startLocalRecording(path: String, progressIntervalMs: Int = 0, overwrite: Bool = false) -> Int32 {
+        let code = inTurn { startLocalRecordingLocked(path: path, progressIntervalMs: progressIntervalMs, overwrite: overwrite) }
         notify { $0.onLocalRecordBegin(code: code, storagePath: path) }
         return code
     }
 
     /// `startLocalRecording`, in turn (`inTurn`): the file is opened with `state` free.
-    private func startLocalRecordingLocked(path: String, progressIntervalMs: Int) -> Int32 {
+    private func startLocalRecordingLocked(path: String, progressIntervalMs: Int, overwrite: Bool) -> Int32 {
         let (recording, pipeline, audioPipeline) = state.withLock { ($0.recording, $0.pipeline, $0.audioPipeline) }
         let code: Int32
         if recording != nil {
             code = LocalRecordingCode.alreadyRecording
         } else if let pipeline {
             switch LocalRecording.open(path: path, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
-                                       progressIntervalMs: progressIntervalMs, quality: config.recordingQuality) {
+                                       progressIntervalMs: progressIntervalMs, quality: config.recordingQuality,
+                                       overwrite: overwrite) {
             case .success(let recording):
                 recording.onProgress = { [weak self] durationMs in
                     self?.notify { $0.onLocalRecording(durationMs: durationMs, storagePath: path) }

@@ -45,11 +45,17 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     var onFailure: (@Sendable (MediaError) -> Void)?
 
     /// Checks `path` as the reference SDK does; returns the file, or the reference's error code.
+    /// With `overwrite`, a regular file at `path` is removed first (anything else there is still "exists").
     static func open(path: String, encoder: H264Encoder, audioEncoder: AACEncoder?, progressIntervalMs: Int,
-                     quality: RecordingQuality? = nil) -> Result<LocalRecording, Int32Error>
+                     quality: RecordingQuality? = nil, overwrite: Bool = false) -> Result<LocalRecording, Int32Error>
     {
         guard RecordingContainer(path: path) != nil else { return .failure(Int32Error(LocalRecordingCode.unsupportedExtension)) }
-        if FileManager.default.fileExists(atPath: path) { return .failure(Int32Error(LocalRecordingCode.fileExists)) }
+        var existing = stat()
+        if lstat(path, &existing) == 0 {
+            guard overwrite, existing.st_mode & S_IFMT == S_IFREG, unlink(path) == 0 else {
+                return .failure(Int32Error(LocalRecordingCode.fileExists))
+            }
+        }
         let directory = (path as NSString).deletingLastPathComponent
         if !FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) {
             return .failure(Int32Error(LocalRecordingCode.noPermission))

@@ -14,7 +14,7 @@ public enum RegularFile {
     }
 
     /// What a file of `mode` (st_mode) is, in words, or nil for a regular file.
-    static func kind(_ mode: mode_t) -> String? {
+    public static func kind(_ mode: mode_t) -> String? {
         switch mode & S_IFMT {
         case S_IFREG: nil
         case S_IFIFO: "a FIFO (named pipe)"

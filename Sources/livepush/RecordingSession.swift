@@ -19,6 +19,8 @@ struct AudioChoice {
 final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     let config: LivePushConfig
     let output: String?
+    /// `--overwrite`: an existing file at `output` is replaced.
+    let overwrite: Bool
     let pushURLs: [String]
     let group: String
     let audio: AudioChoice
@@ -50,7 +52,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     /// The helper this run started and supervises, if any.
     private var supervisor: HelperSupervisor?
 
-    init(config: LivePushConfig, output: String?, pushURLs: [String], group: String, audio: AudioChoice, quiet: Bool,
+    init(config: LivePushConfig, output: String?, overwrite: Bool = false, pushURLs: [String], group: String,
+         audio: AudioChoice, quiet: Bool,
          durationSeconds: Double?, watch: WatchOptions = WatchOptions())
     {
         self.watch = watch
@@ -59,6 +62,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         if pushURLs.isEmpty { config.initialVideoBitrateKbps = config.effectiveBitratesKbps.target }
         self.config = config
         self.output = output
+        self.overwrite = overwrite
         self.pushURLs = pushURLs
         self.group = group
         self.audio = audio
@@ -89,7 +93,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         }
         audio.sound.apply(to: pusher)
         if let output {
-            let code = pusher.startLocalRecording(path: output, progressIntervalMs: 100)
+            let code = pusher.startLocalRecording(path: output, progressIntervalMs: 100, overwrite: overwrite)
             guard code == 0 else {
                 Terminal.printError("livepush: cannot record to '\(output)': \(Self.describe(recordingCode: code))")
                 pusher.destroy()

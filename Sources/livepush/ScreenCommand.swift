@@ -60,6 +60,9 @@ enum ScreenCommand {
     ]
 
     static let recordOption = OptionSpec.value("record", valueName: "FILE", help: "Also record to FILE while pushing.")
+    static let overwriteOption = OptionSpec.flag(
+        "overwrite", help: "Replace the recording's file if it exists (without it, an existing file is refused before "
+            + "anything starts).")
     static let helperOption = OptionSpec.value(
         "helper", valueName: "PATH",
         help: "Run this capture helper instead of livepush-capture (it gets --group NAME and the capture options; "
@@ -107,7 +110,7 @@ enum ScreenCommand {
         if command != "record" { sections.append(OptionSection("Capture options", captureOptions + [helperOption])) }
         if command != "screen" { sections.append(OptionSection("Group", [groupOption])) }
         sections.append(OptionSection("Audio options", audioOptions))
-        if command == "push" { sections.append(OptionSection("Recording", [recordOption])) }
+        sections.append(OptionSection("Recording", command == "push" ? [recordOption, overwriteOption] : [overwriteOption]))
         sections.append(OptionSection("Encoding options", ConfigOptions.specs))
         sections.append(OptionSection("Steer and watch (docs/control.md, docs/events.md)", WatchOptions.specs))
         return CommandSpec(name: command, summary: summary, synopsis: [synopsis], description: description,
@@ -119,7 +122,7 @@ enum ScreenCommand {
     static let groupOption = OptionSpec.value("group", valueName: "NAME", help: "The group helpers connect to.")
 
     static func main(_ command: String, _ arguments: [String]) -> Never {
-        let specs = runOptions + ConfigOptions.specs + audioOptions + WatchOptions.specs
+        let specs = runOptions + ConfigOptions.specs + audioOptions + WatchOptions.specs + [overwriteOption]
             + (command == "record" ? [groupOption] : captureOptions + [helperOption])
             + (command == "push" ? [recordOption, groupOption] : [])
         let parsed: ParsedArguments
@@ -222,14 +225,17 @@ enum ScreenCommand {
             // Where it goes, what the run reads and writes (files, the mic), before anything starts
             // (after --print-config, which shows a configuration as it is).
             for url in pushURLs { try StartChecks.pushURL(url) }
-            if let output { try StartChecks.recordingPath(output, option: command == "push" ? "record" : nil) }
+            if let output {
+                try StartChecks.recordingPath(output, option: command == "push" ? "record" : nil,
+                                              overwrite: parsed.has("overwrite"))
+            }
             try StartChecks.inputs(config: config, audio: audio, helper: parsed.value("helper"))
         } catch {
             Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
-        let session = RecordingSession(config: config, output: output, pushURLs: pushURLs, group: group, audio: audio,
-                                       quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init),
+        let session = RecordingSession(config: config, output: output, overwrite: parsed.has("overwrite"), pushURLs: pushURLs,
+                                       group: group, audio: audio, quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init),
                                        watch: watch)
         Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments,
                                   helperExecutable: parsed.value("helper")))

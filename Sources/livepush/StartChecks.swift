@@ -83,12 +83,19 @@ enum StartChecks {
         if audio.microphone, let name = audio.microphoneName { try microphone(name) }
     }
 
-    /// The directory a recording goes into exists and may be written to. `option` nil: the command's
-    /// OUTPUT argument.
-    static func recordingPath(_ path: String, option: String?) throws(ArgumentError) {
+    /// The directory a recording goes into exists and may be written to, and the file is new, or a
+    /// regular file to replace with `overwrite`. `option` nil: the command's OUTPUT argument.
+    static func recordingPath(_ path: String, option: String?, overwrite: Bool = false) throws(ArgumentError) {
         func refuse(_ reason: String) -> ArgumentError {
             option.map { .invalidValue(option: $0, value: path, reason: reason) }
                 ?? .invalidArgument(value: path, reason: reason)
+        }
+        var existing = stat()
+        if lstat(path, &existing) == 0 {
+            if let kind = RegularFile.kind(existing.st_mode) {
+                throw refuse("it is \(kind), not a file to record into: record to another name")
+            }
+            if !overwrite { throw refuse("the file exists: give --overwrite to replace it, or record to another name") }
         }
         let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "."
             : (path as NSString).deletingLastPathComponent

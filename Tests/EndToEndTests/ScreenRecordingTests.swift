@@ -55,15 +55,28 @@ extension SharedScreen {
             }
         }
 
-        @Test func existingFileIsRefusedWithTheReferenceCode() throws {
+        /// An existing file is refused before anything starts (exit 2, the way out named); with
+        /// `--overwrite` it is replaced by a recording that plays; a FIFO is refused even then.
+        @Test func existingFileIsRefusedBeforeTheStartOrReplacedWithOverwrite() throws {
             let path = temporaryPath("mp4")
             FileManager.default.createFile(atPath: path, contents: Data([1]))
             defer { try? FileManager.default.removeItem(atPath: path) }
-            let result = try ProcessRunner.run(livepush, ["screen", path, "--display", try TestEnvironment.display(),
-                                                          "--duration", "1", "--quiet"])
-            #expect(result.exitCode == 1)
-            #expect(result.standardError.contains(
-                "livepush: cannot record to '\(path)': the file exists (-7); remove it or choose another name"))
+            let arguments = ["screen", path, "--display", try TestEnvironment.display(), "--region", "0,0,320,240",
+                             "--resolution", "320x240", "--no-mic", "--duration", "2", "--quiet"]
+            let refused = try ProcessRunner.run(livepush, arguments)
+            #expect(refused.exitCode == 2, "\(refused)")
+            #expect(refused.standardError.contains(
+                "livepush screen: invalid argument '\(path)': the file exists: give --overwrite to replace it, or record to another name"),
+                    "\(refused)")
+            let replaced = try ProcessRunner.run(livepush, arguments + ["--overwrite"])
+            #expect(replaced.exitCode == 0, "\(replaced)")
+            #expect(try MediaProbe.decodedFrameCount(path) >= 30, "the replaced file holds the new recording")
+            let fifo = temporaryPath("mkv")
+            #expect(mkfifo(fifo, 0o600) == 0)
+            defer { try? FileManager.default.removeItem(atPath: fifo) }
+            let notAFile = try ProcessRunner.run(livepush, ["screen", fifo, "--overwrite", "--duration", "1", "--quiet"])
+            #expect(notAFile.exitCode == 2 && notAFile.standardError.contains("is a FIFO (named pipe), not a file to record into"),
+                    "\(notAFile)")
         }
 
         @Test func unsupportedExtensionAndUnwritablePlaceAreRefused() throws {
