@@ -70,7 +70,8 @@ extension SharedScreen {
                     "\(refused)")
             let replaced = try ProcessRunner.run(livepush, arguments + ["--overwrite"])
             #expect(replaced.exitCode == 0, "\(replaced)")
-            #expect(try MediaProbe.decodedFrameCount(path) >= 30, "the replaced file holds the new recording")
+            #expect(try MediaProbe.decodedFrameCount(path) > 0, "the replaced file holds the new recording")
+            #expect(try MediaProbe.decodeErrors(path).isEmpty)
             let fifo = temporaryPath("mkv")
             #expect(mkfifo(fifo, 0o600) == 0)
             defer { try? FileManager.default.removeItem(atPath: fifo) }
