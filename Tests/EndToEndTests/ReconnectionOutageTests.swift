@@ -39,6 +39,7 @@ extension SharedScreen {
                 "push", nginx.rtmpURL + "/record/\(key)", "--record", recording, "--display", try TestEnvironment.display(),
                 "--region", "0,0,320,240", "--resolution", "320x240", "--mic", try TestEnvironment.microphone(), "--quiet",
             ])
+            let recordingStartedAt = Date()
             #expect(try broadcast.waitUntilPublishing(timeoutSeconds: 20), "\(broadcast.command.errorSoFar)")
             Thread.sleep(forTimeInterval: 3)  // 3 s of stream before the outage: part of the stimulus
 
@@ -102,6 +103,10 @@ extension SharedScreen {
             let audioGapS = zip(audio, audio.dropFirst()).map { $1 - $0 }.max() ?? 99
             print("outage test: recording \(String(format: "%.1f", spanS)) s, \(video.count) pictures, "
                   + "longest gap video \(Int(videoGapS * 1000)) ms, audio \(Int(audioGapS * 1000)) ms")
+            let gaps = zip(video, video.dropFirst()).filter { $1 - $0 > 0.1 }.map { "\(String(format: "%.2f", $0.0)) s: \(Int(($0.1 - $0.0) * 1000)) ms" }
+            let stalls = events.filter { $0["type"] as? String == "warning" && ($0["code"] as? Int) == 1105 }.map { $0["message"] ?? "" }
+            print("outage test: video gaps over 100 ms \(gaps); stalls reported \(stalls)")
+            print("outage test: outage from \(String(format: "%.1f", outageStart.timeIntervalSince(recordingStartedAt))) s of the recording")
             #expect(spanS >= 64, "the recording covers \(spanS) s, not the 3 s before, the 60 s outage and after")
             #expect(videoGapS <= 0.25, "a hole of \(videoGapS) s in the recording's video")
             #expect(audioGapS <= 0.25, "a hole of \(audioGapS) s in the recording's sound")
