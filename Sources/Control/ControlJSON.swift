@@ -41,7 +41,7 @@ public enum ControlJSON {
         var volumes: [String: Any] = [:]
         for (source, percent) in status.volumePercent { volumes[source == .microphone ? "mic" : "desktop"] = percent }
         return [
-            "capturing": status.capturing, "pushing": status.pushing, "paused": status.paused,
+            "state": status.state.rawValue, "capturing": status.capturing, "pushing": status.pushing, "paused": status.paused,
             "placeholder": status.placeholder ?? NSNull(), "muted": status.muted,
             "mutedSources": status.mutedSources.map { $0 == .microphone ? "mic" : "desktop" },
             "volumePercent": volumes,

@@ -227,6 +227,41 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
         downstream?.onProcessVideoFrame(&frame)
     }
 
+    public func onStateChanged(_ state: LivePusherState) {
+        emit("state", ["state": state.rawValue])
+        downstream?.onStateChanged(state)
+    }
+
+    public func onPushPaused() {
+        emit("pushPaused")
+        downstream?.onPushPaused()
+    }
+
+    public func onPushResumed() {
+        emit("pushResumed")
+        downstream?.onPushResumed()
+    }
+
+    public func onNetworkPoor() {
+        emit("networkPoor")
+        downstream?.onNetworkPoor()
+    }
+
+    public func onNetworkRecovered() {
+        emit("networkRecovered")
+        downstream?.onNetworkRecovered()
+    }
+
+    public func onPreviewStarted() {
+        emit("previewStarted")
+        downstream?.onPreviewStarted()
+    }
+
+    public func onPreviewStopped() {
+        emit("previewStopped")
+        downstream?.onPreviewStopped()
+    }
+
     /// Forwarded only: the PNG is the application's.
     public func onSnapshotComplete(image: [UInt8]?, error: String?) {
         downstream?.onSnapshotComplete(image: image, error: error)

@@ -226,10 +226,14 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     public var audioBitrateKbps: Int
     /// How a screen of another shape goes into `resolution`: fit with black bars, fill (stretch), or crop.
     public var scaleMode: ScaleMode
-    /// Wait between reconnection attempts after the server is lost, 1000...60000 ms.
+    /// The first wait before reconnecting after the server is lost, 1000...60000 ms; each failed
+    /// attempt doubles it, up to 30 s (`ReconnectSchedule`).
     public var connectRetryIntervalMs: Int
-    /// Reconnection attempts before giving up, 0...100 (0: report the loss at once).
-    public var connectRetryCount: Int
+    /// The most reconnection attempts in one outage, 0...1000 (0: report the loss at once); nil
+    /// (the default): no count, `connectRetryForMs` alone decides.
+    public var connectRetryCount: Int?
+    /// How long one outage is retried before the push gives up, ms (default 5 minutes); 0: for ever.
+    public var connectRetryForMs = 300_000
     /// Whether the video bitrate follows the network between min and target.
     public var autoBitrate: Bool
     /// Adaptive resolution (off by default, as in the reference): with the bitrate at its minimum
@@ -273,11 +277,13 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     public static let audioChannelCounts = [1, 2]
     public static let audioBitrateKbpsRange = 32...320
     public static let connectRetryIntervalMsRange = 1000...60000
-    public static let connectRetryCountRange = 0...100
+    public static let connectRetryCountRange = 0...1000
+    /// 1 s to 7 days, or 0 (for ever).
+    public static let connectRetryForMsRange = 1000...604_800_000
     public static let networkPoorAfterMsRange = 1000...60000
 
     /// Broadcasting a desktop screen: 1080p, 30 fps, 2 s GOP, resolution-first bitrates with auto bitrate,
-    /// libx264, 48 kHz stereo AAC at 128 kbps, fit, 5 reconnection attempts 2 s apart.
+    /// libx264, 48 kHz stereo AAC at 128 kbps, fit, reconnection for 5 minutes (2 s, then doubling to 30 s).
     public static let screenDefault = LivePushConfig()
 
     public init(
@@ -294,7 +300,7 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         audioBitrateKbps: Int = 128,
         scaleMode: ScaleMode = .fit,
         connectRetryIntervalMs: Int = 2000,
-        connectRetryCount: Int = 5,
+        connectRetryCount: Int? = nil,
         autoBitrate: Bool = true,
         pauseImagePath: String? = nil,
         networkPoorImagePath: String? = nil,
@@ -370,7 +376,8 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
         try Self.check(.audioChannels, audioChannels, in: Self.audioChannelCounts)
         try Self.check(.audioBitrateKbps, audioBitrateKbps, in: Self.audioBitrateKbpsRange)
         try Self.check(.connectRetryIntervalMs, connectRetryIntervalMs, in: Self.connectRetryIntervalMsRange)
-        try Self.check(.connectRetryCount, connectRetryCount, in: Self.connectRetryCountRange)
+        if let connectRetryCount { try Self.check(.connectRetryCount, connectRetryCount, in: Self.connectRetryCountRange) }
+        if connectRetryForMs != 0 { try Self.check(.connectRetryForMs, connectRetryForMs, in: Self.connectRetryForMsRange) }
         for watermark in watermarks {
             if let problem = watermark.position.problem { throw .invalidWatermark(watermark.path, reason: problem) }
         }
@@ -491,6 +498,8 @@ extension LivePushConfig {
                                expected: "a list of {\"path\", \"x\", \"y\", \"width\", \"opacity\"}") ?? []
         pushMirror = try value(Bool.self, .pushMirror, expected: "true or false") ?? false
         enableAutoResolution = try value(Bool.self, .enableAutoResolution, expected: "true or false") ?? false
+        connectRetryForMs = try value(Int.self, .connectRetryForMs, expected: "a whole number of ms (0: for ever)")
+            ?? defaults.connectRetryForMs
         try decodeEncoding(container)
     }
 
@@ -510,7 +519,8 @@ extension LivePushConfig {
         try container.encode(audioBitrateKbps, forKey: .audioBitrateKbps)
         try container.encode(scaleMode.rawValue, forKey: .scaleMode)
         try container.encode(connectRetryIntervalMs, forKey: .connectRetryIntervalMs)
-        try container.encode(connectRetryCount, forKey: .connectRetryCount)
+        try container.encodeIfPresent(connectRetryCount, forKey: .connectRetryCount)
+        try container.encode(connectRetryForMs, forKey: .connectRetryForMs)
         try container.encode(autoBitrate, forKey: .autoBitrate)
         try container.encodeIfPresent(pauseImagePath, forKey: .pauseImagePath)
         try container.encodeIfPresent(networkPoorImagePath, forKey: .networkPoorImagePath)

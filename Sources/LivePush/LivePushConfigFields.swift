@@ -22,6 +22,7 @@ extension LivePushConfig {
         case scaleMode
         case connectRetryIntervalMs
         case connectRetryCount
+        case connectRetryForMs
         case autoBitrate
         case pauseImagePath
         case networkPoorImagePath
@@ -57,6 +58,7 @@ extension LivePushConfig {
             case .scaleMode: "scale"
             case .connectRetryIntervalMs: "retry-interval"
             case .connectRetryCount: "retry-count"
+            case .connectRetryForMs: "retry-for"
             case .autoBitrate: "no-auto-bitrate"
             case .pauseImagePath: "pause-image"
             case .networkPoorImagePath: "network-poor-image"
@@ -83,7 +85,7 @@ extension LivePushConfig {
             case .gopSeconds: "s"
             case .targetVideoBitrateKbps, .minVideoBitrateKbps, .initialVideoBitrateKbps, .audioBitrateKbps: "kbps"
             case .audioSampleRateHz: "Hz"
-            case .connectRetryIntervalMs, .networkPoorAfterMs: "ms"
+            case .connectRetryIntervalMs, .networkPoorAfterMs, .connectRetryForMs: "ms"
             default: nil
             }
         }

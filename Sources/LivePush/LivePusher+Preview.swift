@@ -11,12 +11,16 @@ extension LivePusher {
     @discardableResult
     public func startPreview(_ config: PreviewConfig = PreviewConfig()) -> Int32 {
         do {
+            let wasOpen = previewWindowID != nil
             let windowID = try picture.startPreview(config) { [weak self] in
                 self?.notify { $0.onWarning(code: LivePushWarningCode.previewClosed,
                                             message: "the preview window was closed; the broadcast goes on",
                                             extraInfo: [:]) }
+                self?.notify { $0.onPreviewStopped() }
             }
-            return windowID == nil ? -1 : 0
+            guard windowID != nil else { return -1 }
+            if !wasOpen { notify { $0.onPreviewStarted() } }
+            return 0
         } catch {
             notify { $0.onError(code: LivePushErrorCode.previewUnavailable,
                                 message: "cannot open the preview window: \(error)", extraInfo: [:]) }
@@ -24,8 +28,12 @@ extension LivePusher {
         }
     }
 
-    /// Closes the preview window, if open.
-    public func stopPreview() { picture.stopPreview() }
+    /// Closes the preview window, if open (`onPreviewStopped` then follows).
+    public func stopPreview() {
+        let wasOpen = previewWindowID != nil
+        picture.stopPreview()
+        if wasOpen { notify { $0.onPreviewStopped() } }
+    }
 
     /// The preview window's X11 id while it is open (for tools such as `xwininfo -id`).
     public var previewWindowID: UInt32? { picture.preview?.windowID }

@@ -73,6 +73,8 @@ public final class LivePusher: @unchecked Sendable {
     let sound = SoundControls()
     /// Watermarks, the mirror and the video hook (`LivePusher+Picture.swift`).
     let picture = PictureControls()
+    /// The last state sent to `onStateChanged` (`refreshState`, its own lock, held to queue the call).
+    let reportedState = Mutex(LivePusherState.idle)
     /// The observer, for the callbacks that run synchronously on a pipeline's thread.
     var currentObserver: (any LivePusherObserver)? { observer }
     /// The video pipeline while capture runs.
@@ -200,6 +202,7 @@ public final class LivePusher: @unchecked Sendable {
         pipeline.start()
         audioPipeline?.start()
         tick.start(parts: { [weak self] in self?.tickParts }, notify: { [weak self] call in self?.notify(call) })
+        refreshState()
     }
 
     /// Runs `body` as the only build-or-tear-down call, after those that came before it (a queue,
@@ -252,20 +255,25 @@ public final class LivePusher: @unchecked Sendable {
     // MARK: Pause
 
     /// Sends the pause image (or the last picture, dimmed, with a notice) instead of the screen,
-    /// at the same frame rate; audio goes on. The reference SDK's pause.
+    /// at the same frame rate; audio goes on. The reference SDK's pause; `onPushPaused` follows
+    /// (once: pausing again changes nothing).
     public func pause() {
-        state.withLock {
-            $0.userPaused = true
-            $0.pipeline?.showPlaceholder(.paused)
+        let changed = state.withLock { state in
+            defer { state.userPaused = true }
+            state.pipeline?.showPlaceholder(.paused)
+            return !state.userPaused
         }
+        if changed { notify { $0.onPushPaused() } }
     }
 
-    /// The screen again, from the next frame (a keyframe).
+    /// The screen again, from the next frame (a keyframe); `onPushResumed` follows, once.
     public func resume() {
-        state.withLock {
-            $0.userPaused = false
-            if !$0.helperPaused { $0.pipeline?.hidePlaceholder(.paused) }
+        let changed = state.withLock { state in
+            defer { state.userPaused = false }
+            if !state.helperPaused { state.pipeline?.hidePlaceholder(.paused) }
+            return state.userPaused
         }
+        if changed { notify { $0.onPushResumed() } }
     }
 
     /// Whether a placeholder is shown instead of the screen now, and why: "paused",
@@ -303,7 +311,9 @@ public final class LivePusher: @unchecked Sendable {
             stopLocalRecordingLocked()
             stopMicrophoneLocked()
             sound.detach()
+            let previewOpen = previewWindowID != nil
             picture.detach()
+            if previewOpen { notify { $0.onPreviewStopped() } }
             let (endpoint, pipeline, audioPipeline) = state.withLock { state in
                 defer {
                     state.endpoint = nil
@@ -316,6 +326,7 @@ public final class LivePusher: @unchecked Sendable {
             endpoint?.stop()
             pipeline?.stop()
             audioPipeline?.stop()
+            refreshState()
         }
     }
 

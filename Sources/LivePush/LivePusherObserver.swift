@@ -62,6 +62,22 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     /// its I420 planes to read or draw on in place (`VideoProcessFrame` documents the layout).
     /// Called on the video thread: return well within a frame.
     func onProcessVideoFrame(_ frame: inout VideoProcessFrame)
+    /// What the pusher is doing changed (`LivePusher.pusherState`): idle, capturing, connecting,
+    /// pushing, reconnecting or failed.
+    func onStateChanged(_ state: LivePusherState)
+    /// `pause()` took effect: the pause picture goes out instead of the screen (the reference SDK's onPushPaused).
+    func onPushPaused()
+    /// `resume()` took effect: the screen goes out again.
+    func onPushResumed()
+    /// The network has carried less than the minimum bitrate for `networkPoorAfterMs`: the
+    /// poor-network picture replaces the screen (the reference SDK's onNetworkPoor).
+    func onNetworkPoor()
+    /// The send queues drained after `onNetworkPoor`: the screen is back (onNetworkRecovery).
+    func onNetworkRecovered()
+    /// The preview window opened (`startPreview`).
+    func onPreviewStarted()
+    /// The preview window closed: `stopPreview`, its user, or its X server (then `previewClosed` warns first).
+    func onPreviewStopped()
 }
 
 /// 20 ms of mixed audio (`onProcessAudioFrame`).
@@ -97,6 +113,13 @@ extension LivePusherObserver {
     public func onVoiceActivityDetected(_ active: Bool) {}
     public func onSnapshotComplete(image: [UInt8]?, error: String?) {}
     public func onProcessVideoFrame(_ frame: inout VideoProcessFrame) {}
+    public func onStateChanged(_ state: LivePusherState) {}
+    public func onPushPaused() {}
+    public func onPushResumed() {}
+    public func onNetworkPoor() {}
+    public func onNetworkRecovered() {}
+    public func onPreviewStarted() {}
+    public func onPreviewStopped() {}
 }
 
 /// The figures of `onStatisticsUpdate`.

@@ -60,24 +60,30 @@ extension LivePusher {
         let output: PushOutput
         do {
             output = try PushOutput(url: url, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
-                                    retryIntervalMs: config.connectRetryIntervalMs, retryCount: config.connectRetryCount,
-                                    caFile: config.caFile)
+                                    schedule: reconnectSchedule, caFile: config.caFile)
         } catch {
             notify { $0.onError(code: LivePushErrorCode.pushFailed,
                                 message: "cannot push to \(redacted): \(error); restart screen capture to get a new encoder",
                                 extraInfo: ["url": redacted]) }
             return -1
         }
-        output.onStatus = { [weak self, weak output] status, message, failure in
+        output.onStatus = { [weak self, weak output] status, message, failure, retry in
             if let self, let output { self.outputs.setStatus(status, of: output) }
             // A give-up carries its cause, as the error it follows does: a listener tells it from a stop by that.
-            let extraInfo = failure.map { ["url": redacted, "cause": $0.kind.rawValue] } ?? ["url": redacted]
-            self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: extraInfo) }
+            var extraInfo = failure.map { ["url": redacted, "cause": $0.kind.rawValue] } ?? ["url": redacted]
+            if let retry {
+                extraInfo["attempt"] = String(retry.attempt)
+                extraInfo["nextRetryMs"] = String(retry.waitMs)
+            }
+            let info = extraInfo
+            self?.notify { $0.onPushStatusUpdate(status: status, message: message, extraInfo: info) }
+            self?.refreshState()
         }
-        output.onRetry = { [weak self] error, attempt in
+        output.onRetry = { [weak self] error, retry in
             self?.notify { $0.onWarning(code: LivePushWarningCode.pushReconnecting,
-                                        message: "push to \(redacted) failed (\(error)); retrying",
-                                        extraInfo: ["url": redacted, "cause": error.kind.rawValue, "attempt": String(attempt)]) }
+                                        message: "push to \(redacted) failed (\(error)); retrying in \(retry.waitMs) ms",
+                                        extraInfo: ["url": redacted, "cause": error.kind.rawValue,
+                                                    "attempt": String(retry.attempt), "nextRetryMs": String(retry.waitMs)]) }
         }
         output.onFailure = { [weak self, weak output] error in
             if let self, let output { self.outputGaveUp(output) }
@@ -94,10 +100,17 @@ extension LivePusher {
                                         extraInfo: ["url": redacted, "framesDropped": String(dropped)]) }
         }
         guard outputs.insert(output) else { return -1 }
+        refreshState()
         output.start()
         pipeline.add(output)
         audioPipeline?.add(output)
         return 0
+    }
+
+    /// When a destination reconnects and gives up, from the configuration.
+    private var reconnectSchedule: ReconnectSchedule {
+        ReconnectSchedule(firstWaitMs: config.connectRetryIntervalMs, retryForMs: config.connectRetryForMs,
+                          maxAttempts: config.connectRetryCount)
     }
 
     /// A destination gave up (on its sender thread, which then ends by itself): it leaves the
@@ -123,6 +136,7 @@ extension LivePusher {
             pipeline?.remove(output)
             audioPipeline?.remove(output)
         }
+        refreshState()
         for output in stopped { output.stop() }
         for output in stopped { outputs.recordTotals(of: output.url, output.totals) }
     }

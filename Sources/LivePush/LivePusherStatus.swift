@@ -56,6 +56,8 @@ public struct LivePushDestinationStatus: Equatable, Sendable {
 
 /// What a pusher is doing now (`LivePusher.status`): the reference SDK's live status in one value.
 public struct LivePusherStatus: Equatable, Sendable {
+    /// What the pusher is doing, in one value (`LivePusher.pusherState`).
+    public var state = LivePusherState.idle
     public var capturing = false
     public var pushing = false
     /// `pause()` is in effect.
@@ -109,6 +111,7 @@ extension LivePusher {
         status.destinations = outputs.destinationStatuses
         status.pushing = !status.destinations.isEmpty
         status.statistics = tick.latest
+        status.state = pusherState
         return status
     }
 
@@ -118,6 +121,7 @@ extension LivePusher {
     public func removePushDestination(index: Int) -> Int32 {
         inTurn {
             guard let output = outputs.remove(at: index) else { return LivePushErrorCode.invalidParameter }
+            refreshState()
             let (pipeline, audioPipeline) = state.withLock { ($0.pipeline, $0.audioPipeline) }
             pipeline?.remove(output)
             audioPipeline?.remove(output)

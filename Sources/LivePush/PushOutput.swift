@@ -42,9 +42,9 @@ struct PushOutputTotals: Sendable {
 }
 
 /// One push destination (RTMP, RTMPS or SRT: a `PushConnection` per connection): a bounded queue
-/// fed by the pipelines and a sender thread that connects, publishes, reconnects (every
-/// `retryIntervalMs`, `retryCount` times) and always restarts on a keyframe with fresh sequence
-/// headers. The backlog that congestion is measured on is the queue plus what the connection
+/// fed by the pipelines and a sender thread that connects, publishes, reconnects (on the
+/// `ReconnectSchedule`: growing waits, until its time or count runs out) and always restarts on a
+/// keyframe with fresh sequence headers. The backlog that congestion is measured on is the queue plus what the connection
 /// itself holds unacknowledged (SRT's send buffer).
 ///
 /// Congestion (the network is slower than the encoder): when the queue holds more than
@@ -63,8 +63,8 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
     private let muxerStreams: MuxerStreamParameters?
     /// The connection's own backlog (SRT's send buffer), ms, as of the last packet sent.
     private var transportBacklogMs = 0
-    private let retryIntervalMs: Int
-    private let retryCount: Int
+    /// When to try again and when to give up; the sender thread's own (its copy in `run`).
+    private let schedule: ReconnectSchedule
     let dropThresholdMs: Int
     /// A quarter of a second of the stream at its target rates (32 KiB to 512 KiB).
     private let sendBufferBytes: Int
@@ -96,10 +96,11 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
     private var publishingSinceNs: UInt64?
     private var delaySumMs = 0.0, delaySquareSumMs = 0.0, delayCount = 0
     /// A status and its sentence; for `.disconnected` after a give-up, the failure that ended it
-    /// (nil for every other status: a stop asked for, connecting, publishing).
-    var onStatus: (@Sendable (PushStatus, String, PushError?) -> Void)?
-    /// A connection attempt failed and another follows (the error, the attempt number).
-    var onRetry: (@Sendable (PushError, Int) -> Void)?
+    /// (nil for every other status: a stop asked for, connecting, publishing); for `.reconnecting`,
+    /// the attempt that follows and the wait before it.
+    var onStatus: (@Sendable (PushStatus, String, PushError?, ReconnectSchedule.Retry?) -> Void)?
+    /// A connection attempt failed and another follows (the error, the attempt and its wait).
+    var onRetry: (@Sendable (PushError, ReconnectSchedule.Retry) -> Void)?
     /// Pushing ended for good: the server refused, or reconnecting ran out of retries.
     var onFailure: (@Sendable (PushError) -> Void)?
     /// Called when a (re)connection needs a keyframe to start on.
@@ -138,7 +139,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         }
     }
 
-    init(url: PushDestination, encoder: H264Encoder, audioEncoder: AACEncoder?, retryIntervalMs: Int, retryCount: Int,
+    init(url: PushDestination, encoder: H264Encoder, audioEncoder: AACEncoder?, schedule: ReconnectSchedule,
          caFile: String? = nil, dropThresholdMs: Int = 2000) throws(MediaError)
     {
         self.url = url
@@ -153,8 +154,7 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         let settings = encoder.settings
         let streamKbps = settings.bitrateKbps + (audioEncoder?.settings.bitrateKbps ?? 0)
         sendBufferBytes = max(32 * 1024, min(512 * 1024, streamKbps * 1000 / 8 / 4))
-        self.retryIntervalMs = retryIntervalMs
-        self.retryCount = retryCount
+        self.schedule = schedule
         self.dropThresholdMs = dropThresholdMs
         self.audioEncoder = audioEncoder
         frameIntervalUs = 1_000_000 / max(1, settings.fps)
@@ -347,11 +347,10 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }
-        var attempts = 0
+        var schedule = self.schedule
         var baseMs: Int64?
+        onStatus?(.connecting, "connecting to \(url)", nil, nil)
         while !isStopped {
-            onStatus?(attempts == 0 ? .connecting : .reconnecting, attempts == 0
-                ? "connecting to \(url)" : "reconnecting to \(url) (attempt \(attempts) of \(retryCount))", nil)
             do throws(PushError) {
                 let publisher = try connect()
                 condition.lock()
@@ -364,17 +363,19 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
                 }
                 try publisher.sendHeaders()
                 setPublishing(true)
-                onStatus?(.connectSuccess, "publishing to \(url)", nil)
+                onStatus?(.connectSuccess, "publishing to \(url)", nil, nil)
                 onNeedKeyframe?()
-                attempts = 0
+                schedule.connected()
                 defer { setPublishing(false) }
                 switch try sendLoop(publisher, baseMs: &baseMs) {
                 case .stopped:
                     publisher.finish()
-                    onStatus?(.disconnected, "stopped pushing to \(url)", nil)
+                    onStatus?(.disconnected, "stopped pushing to \(url)", nil, nil)
                     return
                 case .reconnectRequested:
-                    attempts = 1  // a requested reconnection: at once, counted as the first retry
+                    // At once, counted as the first attempt of an outage that begins now.
+                    let now = schedule.requested(atNs: MonotonicClock.nowNs())
+                    onStatus?(.reconnecting, "reconnecting to \(url) now (\(schedule.describe(now)))", nil, now)
                     continue
                 }
             } catch {
@@ -383,19 +384,25 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
                 // applied to servers too): in onError, the status messages, the events, the report.
                 let error = error.neutralised
                 if isStopped { break }
-                attempts += 1
-                if attempts > retryCount || error.kind.isPermanent {
+                let retry = error.kind.isPermanent
+                    ? nil : schedule.failed(atNs: MonotonicClock.nowNs(), random: Double.random(in: 0...1))
+                guard let retry else {
                     onFailure?(error)
-                    onStatus?(.disconnected, "gave up on \(url): \(error)", error)
+                    onStatus?(.disconnected, "gave up on \(url): \(error)", error, nil)
                     return
                 }
-                onRetry?(error, attempts)
+                onRetry?(error, retry)
+                onStatus?(.reconnecting, "reconnecting to \(url) in \(retry.waitMs) ms (\(schedule.describe(retry)))",
+                          nil, retry)
                 condition.lock()
-                _ = condition.wait(until: Date().addingTimeInterval(Double(retryIntervalMs) / 1000))
+                let deadline = Date().addingTimeInterval(Double(retry.waitMs) / 1000)
+                // A reconnection asked for while waiting starts the attempt at once.
+                while !stopped && !reconnectRequested && condition.wait(until: deadline) {}
+                reconnectRequested = false
                 condition.unlock()
             }
         }
-        onStatus?(.disconnected, "stopped pushing to \(url)", nil)
+        onStatus?(.disconnected, "stopped pushing to \(url)", nil, nil)
     }
 
     /// How a connection's send loop ended without a failure.

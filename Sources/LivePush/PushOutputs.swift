@@ -105,6 +105,13 @@ final class PushOutputs: Sendable {
         }
     }
 
+    /// Each live output's latest status (connecting before its first), and whether any destination gave up.
+    var statusesAndGivenUp: ([PushStatus], Bool) {
+        state.withLock { state in
+            (state.live.map { state.status[ObjectIdentifier($0)] ?? .connecting }, !state.givenUp.isEmpty)
+        }
+    }
+
     /// Each live output's figures of the last second (the statistics tick's: taking them starts the
     /// next second's), kept for `destinationStatuses`.
     func takeFigures() -> [PushOutputFigures] {

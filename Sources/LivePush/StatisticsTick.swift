@@ -33,6 +33,8 @@ final class StatisticsTick: Sendable {
         var resolution: ResolutionController?
         /// Since when the network has carried less than the minimum bitrate (ns), if it has.
         var networkPoorSinceNs: UInt64?
+        /// Whether `onNetworkPoor` was the last of the pair sent (`onNetworkRecovered` comes once after it).
+        var networkPoorReported = false
         var latest = LivePusherStatistics()
         /// The last tick's counters, for the rates of this one (the tick's own).
         var lastCounters = (encoded: 0, repeated: 0, skipped: 0, ticksSkipped: 0, bytes: 0)
@@ -46,6 +48,8 @@ final class StatisticsTick: Sendable {
         var figures: LivePusherStatistics
         var loweredToKbps: Int?
         var networkPoor: Bool?
+        /// `onNetworkPoor` (true) or `onNetworkRecovered` (false) to send.
+        var networkPoorChange: Bool?
         var size: ResolutionController.Size?
         var fullSize = false
     }
@@ -78,7 +82,10 @@ final class StatisticsTick: Sendable {
     func start(parts: @escaping @Sendable () -> Parts?, notify: @escaping Notify) {
         let resolution = config.enableAutoResolution
             ? ResolutionController(width: config.videoWidth, height: config.videoHeight) : nil
-        state.withLock { $0.resolution = resolution }
+        state.withLock {
+            $0.resolution = resolution
+            $0.networkPoorReported = false
+        }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 1, repeating: 1)
         timer.setEventHandler { [weak self] in
@@ -212,6 +219,10 @@ final class StatisticsTick: Sendable {
             decision.networkPoor = Self.networkPoor(publishing, minKbps: state.bitrate.minKbps,
                                                     afterMs: config.networkPoorAfterMs, nowNs: nowNs,
                                                     since: &state.networkPoorSinceNs)
+            if let poor = decision.networkPoor, poor != state.networkPoorReported {
+                state.networkPoorReported = poor
+                decision.networkPoorChange = poor
+            }
             if var controller = state.resolution, !publishing.isEmpty {
                 decision.size = controller.update(
                     congested: publishing.contains { $0.queuedMs > BitrateController.congestedQueueMs },
@@ -230,6 +241,7 @@ final class StatisticsTick: Sendable {
         case false?: pipeline.hidePlaceholder(.networkPoor)
         default: break
         }
+        if let poor = decision.networkPoorChange { notify { poor ? $0.onNetworkPoor() : $0.onNetworkRecovered() } }
         if let size = decision.size { resize(to: size, full: decision.fullSize, parts) }
         if let newKbps = decision.loweredToKbps {
             notify { $0.onWarning(code: LivePushWarningCode.networkBusy,

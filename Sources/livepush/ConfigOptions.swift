@@ -47,9 +47,14 @@ enum ConfigOptions {
         .value(Field.scaleMode.optionName, valueName: "fit|fill|crop",
                help: "Screen into the video size: fit with black bars (default), fill (stretch) or crop."),
         .value(Field.connectRetryIntervalMs.optionName, valueName: "MS",
-               help: "Wait between reconnection attempts, 1000 to 60000 (default 2000)."),
+               help: "First wait before reconnecting, 1000 to 60000 (default 2000); it doubles after each failed "
+                   + "attempt, up to 30 s."),
+        .value(Field.connectRetryForMs.optionName, valueName: "DURATION|forever",
+               help: "How long to keep reconnecting after the server is lost before giving up, e.g. 90s, 10m, 2h "
+                   + "(default 5m), or forever."),
         .value(Field.connectRetryCount.optionName, valueName: "N",
-               help: "Reconnection attempts before giving up, 0 to 100 (default 5)."),
+               help: "Give up after N reconnection attempts, 0 to 1000, even within --retry-for (default: no count; "
+                   + "0 gives up at the first failure)."),
         .flag(Field.autoBitrate.optionName,
               help: "Keep the video at the initial bitrate instead of following the network."),
         .value(Field.pauseImagePath.optionName, valueName: "FILE",
@@ -104,6 +109,9 @@ enum ConfigOptions {
         }
         if let ms = try number(.connectRetryIntervalMs, parsed) { config.connectRetryIntervalMs = ms }
         if let count = try number(.connectRetryCount, parsed) { config.connectRetryCount = count }
+        if let text = parsed.value(Field.connectRetryForMs.optionName) {
+            config.connectRetryForMs = try durationMs(.connectRetryForMs, text)
+        }
         if parsed.has(Field.autoBitrate.optionName) { config.autoBitrate = false }
         if let path = parsed.value(Field.pauseImagePath.optionName) { config.pauseImagePath = path }
         if let path = parsed.value(Field.networkPoorImagePath.optionName) { config.networkPoorImagePath = path }
@@ -116,6 +124,21 @@ enum ConfigOptions {
         if parsed.has(Field.pushMirror.optionName) { config.pushMirror = true }
         if parsed.has(Field.enableAutoResolution.optionName) { config.enableAutoResolution = true }
         return try config.validated()
+    }
+
+    /// A duration as a person writes it (`forever`, `0`, `1500ms`, `90s`, `10m`, `2h`; any case), in ms
+    /// (0: for ever).
+    static func durationMs(_ field: Field, _ text: String) throws(ArgumentError) -> Int {
+        let lowered = text.lowercased().trimmingCharacters(in: .whitespaces)
+        if lowered == "forever" || lowered == "0" { return 0 }
+        let units: [(String, Int)] = [("ms", 1), ("s", 1000), ("min", 60_000), ("m", 60_000), ("h", 3_600_000)]
+        for (unit, scale) in units where lowered.hasSuffix(unit) {
+            let number = lowered.dropLast(unit.count).trimmingCharacters(in: .whitespaces)
+            if let value = Int(number), value >= 0, value <= Int.max / scale { return value * scale }
+            break
+        }
+        throw .invalidValue(option: field.optionName, value: text,
+                            reason: "expected a duration with its unit, such as 90s, 10m or 2h, or forever")
     }
 
     /// The option's value as a whole number, nil when the option was not given.

@@ -25,6 +25,26 @@ import TestSupport
         #expect(result.standardError.contains("--gop 11 s is outside 1...10 s"))
     }
 
+    /// `--retry-for` takes a duration with its unit, or forever (issue 35); anything else is refused before the start.
+    @Test func retryForTakesADurationOrForeverAndRefusesABareNumber() throws {
+        func printed(_ value: String) throws -> String {
+            let result = try ProcessRunner.run(livepush, ["screen", "/tmp/never.mp4", "--print-config", "--retry-for", value])
+            #expect(result.exitCode == 0, "\(result)")
+            return result.standardOutput
+        }
+        for (value, ms) in [("10m", 600_000), ("90s", 90000), ("2h", 7_200_000), ("forever", 0), ("1500ms", 1500)] {
+            let text = try printed(value).replacingOccurrences(of: " ", with: "")
+            #expect(text.contains("\"connectRetryForMs\":\(ms)"), "\(value): \(text)")
+        }
+        let bare = try ProcessRunner.run(livepush, ["screen", "/tmp/never.mp4", "--retry-for", "300"])
+        #expect(bare.exitCode == 2, "\(bare)")
+        #expect(bare.standardError.contains("invalid value '300' for '--retry-for'"), "\(bare)")
+        #expect(bare.standardError.contains("such as 90s, 10m or 2h, or forever"), "\(bare)")
+        let short = try ProcessRunner.run(livepush, ["screen", "/tmp/never.mp4", "--retry-for", "500ms"])
+        #expect(short.exitCode == 2 && short.standardError.contains("--retry-for 500 ms is outside 1000...604800000 ms"),
+                "\(short)")
+    }
+
     @Test func unknownKeyInTheConfigFileIsNamed() throws {
         let path = try configFile(#"{"fps": 30, "framerate": 60}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }

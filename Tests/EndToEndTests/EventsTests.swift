@@ -51,7 +51,8 @@ extension SharedScreen {
             let events = broadcast.events
             let types = Set(events.compactMap { $0["type"] as? String })
             for type in ["session", "pushStatus", "captureStarted", "firstVideoFrame", "firstAudioFrame", "recordBegin",
-                         "recordProgress", "recordComplete", "statistics", "volume", "control", "warning", "error"] {
+                         "recordProgress", "recordComplete", "statistics", "volume", "control", "warning", "error",
+                         "state", "pushPaused"] {
                 #expect(types.contains(type), "no \(type) event in \(types.sorted())")
             }
             let sequence = events.compactMap { $0["seq"] as? Int }

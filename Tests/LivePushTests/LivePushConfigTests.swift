@@ -23,7 +23,8 @@ import Testing
         #expect(config.audioBitrateKbps == 128)
         #expect(config.scaleMode == .fit)
         #expect(config.connectRetryIntervalMs == 2000)
-        #expect(config.connectRetryCount == 5)
+        #expect(config.connectRetryCount == nil)
+        #expect(config.connectRetryForMs == 300_000)
         #expect(config.autoBitrate == true)
     }
 
@@ -156,12 +157,25 @@ import Testing
         _ = try LivePushConfig(connectRetryIntervalMs: 1000).validated()
     }
 
-    @Test func retryCountOutsideZeroToHundredIsRefused() throws {
+    @Test func retryCountOutsideZeroToThousandIsRefused() throws {
         #expect(message { try LivePushConfig(connectRetryCount: -1).validated() }
-            == "--retry-count -1 is outside 0...100")
-        #expect(message { try LivePushConfig(connectRetryCount: 101).validated() }
-            == "--retry-count 101 is outside 0...100")
+            == "--retry-count -1 is outside 0...1000")
+        #expect(message { try LivePushConfig(connectRetryCount: 1001).validated() }
+            == "--retry-count 1001 is outside 0...1000")
         _ = try LivePushConfig(connectRetryCount: 0).validated()
+        _ = try LivePushConfig(connectRetryCount: nil).validated()
+    }
+
+    @Test func retryForIsOneSecondToSevenDaysOrZeroForEver() throws {
+        var config = LivePushConfig()
+        config.connectRetryForMs = 999
+        #expect(message { try config.validated() } == "--retry-for 999 ms is outside 1000...604800000 ms")
+        config.connectRetryForMs = 604_800_001
+        #expect(message { try config.validated() } == "--retry-for 604800001 ms is outside 1000...604800000 ms")
+        config.connectRetryForMs = 0
+        _ = try config.validated()
+        #expect(try LivePushConfig.decodeJSON(Data(#"{"connectRetryForMs": 0, "connectRetryCount": null}"#.utf8))
+            == config)
     }
 
     @Test func theFirstProblemInFieldOrderIsReported() {
@@ -283,7 +297,7 @@ import Testing
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(LivePushConfig()), as: UTF8.self)
         #expect(json == #"{"audioBitrateKbps":128,"audioChannels":2,"audioSampleRateHz":48000,"autoBitrate":true,"#
-            + #""connectRetryCount":5,"connectRetryIntervalMs":2000,"encoder":"libx264","encoderThreads":0,"fps":30,"#
+            + #""connectRetryForMs":300000,"connectRetryIntervalMs":2000,"encoder":"libx264","encoderThreads":0,"fps":30,"#
             + #""gopSeconds":2,"networkPoorAfterMs":5000,"preset":"veryfast","qualityMode":"resolution-first","#
             + #""resolution":"1080p","scaleMode":"fit","tune":"zerolatency"}"#)
     }
@@ -308,7 +322,7 @@ import Testing
         #expect(message { try LivePushConfig.decodeJSON(Data(#"{"fps": 30, "framerate": 30}"#.utf8)) }
             == "unknown key 'framerate'; the keys are: resolution, fps, gopSeconds, qualityMode, "
             + "targetVideoBitrateKbps, minVideoBitrateKbps, initialVideoBitrateKbps, encoder, audioSampleRateHz, "
-            + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, autoBitrate, "
+            + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, connectRetryForMs, autoBitrate, "
             + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile, watermarks, pushMirror, enableAutoResolution, "
             + "preset, profile, tune, encoderThreads, recordingQuality")
     }

@@ -24,6 +24,10 @@ struct PushNetworkTests {
             lock.withLock { events.append("warning(\(code))"); messages.append(message) }
         }
         func onStatisticsUpdate(_ figures: LivePusherStatistics) { lock.withLock { statistics.append(figures) } }
+        var networkChanges: [String] = []
+        func onNetworkPoor() { lock.withLock { networkChanges.append("poor") } }
+        func onNetworkRecovered() { lock.withLock { networkChanges.append("recovered") } }
+        var network: [String] { lock.withLock { networkChanges } }
         var all: [String] { lock.withLock { events } }
         var figures: [LivePusherStatistics] { lock.withLock { statistics } }
         var text: String { lock.withLock { messages.joined(separator: "\n") } }
@@ -175,6 +179,8 @@ struct PushNetworkTests {
         helper.stop()
         pusher.destroy()
         #expect(shown && recovered, "the pusher showed the poor-network picture: \(shown), took it away: \(recovered)")
+        // The lifecycle pair (issue 35): once each, in that order, with the picture.
+        #expect(observer.network == ["poor", "recovered"], "\(observer.network)")
         // At nginx: the helper's changing pictures, then the notice band ("Poor network" over the last
         // picture dimmed), then the changing pictures again to the end.
         let file = try TestEnvironment.closedRecording(key: key)

@@ -117,7 +117,7 @@ async function refreshStatus() {
     dashboard.lastStatus = status;
     document.getElementById('name').textContent = status.name || '';
     const state = document.getElementById('state');
-    const words = [status.pushing ? 'pushing' : 'not pushing'];
+    const words = [status.state];  // idle, capturing, connecting, pushing, reconnecting or failed
     if (status.paused) words.push('paused');
     if (status.placeholder && status.placeholder !== 'paused') words.push(status.placeholder);
     if (status.recordingPath) words.push(status.recordingPaused ? 'recording paused' : 'recording');
