@@ -21,6 +21,7 @@ public enum ControlJSON {
             "framesDropped": figures.framesDropped, "recordingBytes": Int(figures.recordingBytes),
             "audioSampleRateHz": figures.audioSampleRateHz, "audioChannels": figures.audioChannels,
             "delayMs": figures.delayMs, "jitterMs": figures.jitterMs, "queueMs": figures.queueMs,
+            "queueDelayMs": figures.queueDelayMs, "queueJitterMs": figures.queueJitterMs,
             "bytesSent": figures.bytesSent, "micLevel": figures.micLevel, "desktopLevel": figures.desktopLevel,
             "videoProcessMs": figures.videoProcessMs, "sourceWidth": figures.sourceWidth,
             "sourceHeight": figures.sourceHeight, "keyframesForced": figures.keyframesForced,

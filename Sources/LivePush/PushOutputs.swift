@@ -123,11 +123,15 @@ final class PushOutputs: Sendable {
         state.withLock { state in
             state.live.enumerated().map { index, output in
                 let figures = state.figures[ObjectIdentifier(output)] ?? PushOutputFigures()
-                return LivePushDestinationStatus(
+                var destination = LivePushDestinationStatus(
                     index: index, url: output.url.description,
                     status: state.status[ObjectIdentifier(output)] ?? .connecting,
-                    sendBitrateKbps: figures.sendRateKbps, queueMs: figures.queuedMs, delayMs: figures.delayMs,
+                    sendBitrateKbps: figures.sendRateKbps, queueMs: figures.queuedMs,
+                    delayMs: PushOutputFigures.wholeMs(figures.roundTripMs ?? 0),
                     framesDropped: figures.framesDropped, bytesSent: figures.bytesSent)
+                destination.jitterMs = figures.roundTripMs == nil ? 0 : PushOutputFigures.wholeMs(figures.roundTripVariationMs)
+                destination.queueDelayMs = figures.queueDelayMs
+                return destination
             }
         }
     }
