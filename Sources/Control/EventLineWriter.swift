@@ -96,6 +96,10 @@ struct EventLineWriter {
         int("delayMs", destination.delayMs)
         int("framesDropped", destination.framesDropped)
         int("index", destination.index)
+        int("jitterMs", destination.jitterMs)
+        string("keyFingerprint", destination.keyFingerprint)
+        if let label = destination.label { string("label", label) }
+        int("queueDelayMs", destination.queueDelayMs)
         int("queueMs", destination.queueMs)
         int("sendBitrateKbps", destination.sendBitrateKbps)
         string("status", ControlJSON.name(of: destination.status))

@@ -56,6 +56,12 @@ public struct LivePushDestinationStatus: Equatable, Sendable {
     public var jitterMs = 0
     /// The send queue's mean wait, ms.
     public var queueDelayMs = 0
+    /// Its name (`LABEL=URL`, `ctl add --label`), and its key's fingerprint (the first 6 hex digits
+    /// of SHA-256 of the key, never the key): what tells two destinations on one server apart.
+    public var label: String?
+    public var keyFingerprint = ""
+    /// The label, or `key` and the fingerprint: how `ctl status`, the dashboard and the report name it.
+    public var name: String { label ?? "key " + keyFingerprint }
 }
 
 /// What a pusher is doing now (`LivePusher.status`): the reference SDK's live status in one value.

@@ -221,7 +221,7 @@ enum ScreenCommand {
         do {
             // Where it goes, what the run reads and writes (files, the mic), before anything starts
             // (after --print-config, which shows a configuration as it is).
-            for url in pushURLs { try StartChecks.pushURL(url) }
+            try StartChecks.pushURLs(pushURLs)
             if let output { try StartChecks.recordingPath(output, option: command == "push" ? "record" : nil) }
             try StartChecks.inputs(config: config, audio: audio, helper: parsed.value("helper"))
         } catch {
