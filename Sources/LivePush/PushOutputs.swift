@@ -90,7 +90,7 @@ final class PushOutputs: Sendable {
             let outputs = $0.live
             $0.live = []
             $0.givenUp = []
-            $0.labels = []
+            // The labels stay: the totals read after the stop name their destinations by them.
             $0.status = [:]
             $0.figures = [:]
             return outputs
