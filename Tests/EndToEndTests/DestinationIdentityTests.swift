@@ -129,6 +129,39 @@ extension SharedScreen {
             for key in [studioKey, plainKey, backupKey] { #expect(!html.contains(key)) }
         }
 
+        @Test(.timeLimit(.minutes(3)))
+        func theLabelFormIsTheSameInAURLFileTheEnvironmentAndAConfigFile() throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("labels")).path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let (fileKey, envKey, configKey) = (UniqueName.make("lfile"), UniqueName.make("lenv"), UniqueName.make("lconf"))
+            let urlFile = directory + "/urls"
+            try "# a comment\nfiled=\(try TestEnvironment.recordURL(key: fileKey))\n".write(toFile: urlFile, atomically: true, encoding: .utf8)
+            chmod(urlFile, 0o600)
+            let pushed = try LiveBroadcast(livepush: livepush, [
+                "push", "--url-file", urlFile, "--display", try TestEnvironment.display(), "--region", "0,0,320,240",
+                "--resolution", "320x240", "--no-mic", "--quiet", "--duration", "30",
+            ], environment: ["LIVEPUSH_URL": "from-env=" + (try TestEnvironment.recordURL(key: envKey))])
+            #expect(try pushed.waitUntilPublishing(destinations: 2))
+            let rows = try destinations(pushed)
+            #expect(Set(rows.compactMap { $0["label"] as? String }) == ["filed", "from-env"], "\(rows)")
+            #expect(pushed.stop().exitCode == 0)
+
+            let config = directory + "/broadcast.json"
+            try #"{"destinations": ["configured=\#(try TestEnvironment.recordURL(key: configKey))"]}"#
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            chmod(config, 0o600)
+            let configured = try LiveBroadcast(livepush: livepush, [
+                "push", "--config", config, "--display", try TestEnvironment.display(), "--region", "0,0,320,240",
+                "--resolution", "320x240", "--no-mic", "--quiet", "--duration", "30",
+            ])
+            #expect(try configured.waitUntilPublishing())
+            #expect(try destinations(configured).first?["label"] as? String == "configured")
+            #expect(configured.stop().exitCode == 0)
+            let text = try String(contentsOfFile: configured.eventsPath, encoding: .utf8)
+            #expect(text.contains(#""label":"configured""#) && !text.contains(configKey))
+        }
+
         @Test func aLabelUsedTwiceOrMalformedIsRefusedBeforeTheStart() throws {
             let one = try TestEnvironment.recordURL(key: UniqueName.make("twice1"))
             let two = try TestEnvironment.recordURL(key: UniqueName.make("twice2"))
