@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import TestSupport
 
@@ -128,6 +129,53 @@ extension SharedScreen {
             #expect(try validate(line).exitCode == 0)
             let text = try String(contentsOfFile: broadcast.eventsPath, encoding: .utf8)
             #expect(!text.contains(key) && !text.contains(addedKey))
+        }
+
+        /// CLOCK_MONOTONIC, ns: the events' `monotonicNs` clock.
+        private func monotonicNs() -> UInt64 {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        }
+
+        /// utime + stime of `pid` from /proc/PID/stat, in clock ticks.
+        private func cpuTicks(_ pid: Int32) throws -> Int {
+            let text = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+            let fields = text[text.index(after: try #require(text.lastIndex(of: ")")))...].split(separator: " ")
+            // After the name: state is field 3, utime field 14 and stime field 15 of the whole line.
+            return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+        }
+
+        /// `appCpu` is on `systemCpu`'s scale, percent of all cores: over the same seconds it matches
+        /// the process's CPU time from /proc/PID/stat divided by the cores' time (the old figure, a
+        /// share of one core, was the cores' count times larger).
+        @Test(.timeLimit(.minutes(3)))
+        func appCpuIsAShareOfAllCoresAsSystemCpuIs() throws {
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: UniqueName.make("cpukey")), "--display", try TestEnvironment.display(),
+                "--region", "0,0,1280,720", "--resolution", "1280x720", "--no-mic", "--quiet", "--duration", "30",
+            ])
+            #expect(try broadcast.waitUntilPublishing())
+            let pid = broadcast.command.processIdentifier
+            let (startNs, startTicks) = (monotonicNs(), try cpuTicks(pid))
+            Thread.sleep(forTimeInterval: 6)  // the window measured, not a wait for state
+            let (endNs, endTicks) = (monotonicNs(), try cpuTicks(pid))
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            let cores = Double(sysconf(Int32(_SC_NPROCESSORS_ONLN))), ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+            let seconds = Double(endNs - startNs) / 1e9
+            let expected = Double(endTicks - startTicks) / ticksPerSecond / seconds / cores * 100
+            // The statistics whose second lies inside the window.
+            let inside = broadcast.events.filter {
+                guard $0["type"] as? String == "statistics", let ns = ($0["monotonicNs"] as? NSNumber)?.uint64Value else { return false }
+                return ns > startNs + 1_000_000_000 && ns <= endNs
+            }
+            let reported = inside.compactMap { $0["appCpu"] as? Int }
+            #expect(reported.count >= 4, "\(reported)")
+            let mean = Double(reported.reduce(0, +)) / Double(max(1, reported.count))
+            #expect(abs(mean - expected) <= max(4, expected * 0.3),
+                    "appCpu \(reported) (mean \(mean)) against \(expected) % of \(Int(cores)) cores from /proc")
+            #expect(inside.allSatisfy { ($0["appCpu"] as? Int ?? 101) <= 100 && ($0["systemCpu"] as? Int ?? 101) <= 100 })
         }
     }
 }
