@@ -71,7 +71,7 @@ extension LivePusher {
         let identity = ["url": redacted, "keyFingerprint": url.keyFingerprint].merging(label.map { ["label": $0] } ?? [:]) { $1 }
         let output: PushOutput
         do {
-            output = try PushOutput(url: url, label: label, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
+            output = try PushOutput(url: url, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
                                     retryIntervalMs: config.connectRetryIntervalMs, retryCount: config.connectRetryCount,
                                     caFile: config.caFile)
         } catch {
@@ -105,7 +105,7 @@ extension LivePusher {
                                         message: "the network to \(redacted) is slower than the stream: \(dropped) video frames dropped",
                                         extraInfo: identity.merging(["framesDropped": String(dropped)]) { $1 }) }
         }
-        guard outputs.insert(output) else { return -1 }
+        guard outputs.insert(output, label: label) else { return -1 }
         output.start()
         pipeline.add(output)
         audioPipeline?.add(output)

@@ -63,8 +63,6 @@ struct PushOutputTotals: Sendable {
 /// timeout declares it lost) does the oldest media go, so memory stays bounded.
 final class PushOutput: EncodedMediaSink, @unchecked Sendable {
     let url: PushDestination
-    /// The name it was given (`LABEL=URL`), if any.
-    let label: String?
     /// Replaced (under `condition`) when the video encoder changes size: a reconnection starts with these.
     private var headers: StreamHeaders
     private let audioSpecificConfig: [UInt8]?
@@ -149,11 +147,10 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         }
     }
 
-    init(url: PushDestination, label: String? = nil, encoder: H264Encoder, audioEncoder: AACEncoder?, retryIntervalMs: Int,
-         retryCount: Int, caFile: String? = nil, dropThresholdMs: Int = 2000) throws(MediaError)
+    init(url: PushDestination, encoder: H264Encoder, audioEncoder: AACEncoder?, retryIntervalMs: Int, retryCount: Int,
+         caFile: String? = nil, dropThresholdMs: Int = 2000) throws(MediaError)
     {
         self.url = url
-        self.label = label
         self.caFile = caFile
         if case .srt = url {
             muxerStreams = try MuxerStreamParameters(encoder: encoder, audioEncoder: audioEncoder)

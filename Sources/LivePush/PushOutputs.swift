@@ -47,7 +47,9 @@ final class PushOutputs: Sendable {
     }
 
     /// The index of the live destination labelled `label`, if one is.
-    func index(labelled label: String) -> Int? { state.withLock { $0.live.firstIndex { $0.label == label } } }
+    func index(labelled label: String) -> Int? {
+        state.withLock { state in state.live.firstIndex { state.label(of: $0.url) == label } }
+    }
 
     /// Whether `url` is live.
     func isLive(_ url: PushDestination) -> Bool { state.withLock { $0.live.contains { $0.url == url } } }
@@ -58,13 +60,13 @@ final class PushOutputs: Sendable {
     /// Forgets every destination that gave up.
     func forgetGivenUp() { state.withLock { $0.givenUp = [] } }
 
-    /// Adds `output` to the live set: false when a live output already has its URL.
-    func insert(_ output: PushOutput) -> Bool {
+    /// Adds `output` to the live set, named `label` if given: false when a live output already has its URL.
+    func insert(_ output: PushOutput, label: String? = nil) -> Bool {
         state.withLock {
             guard !$0.live.contains(where: { $0.url == output.url }) else { return false }
             $0.live.append(output)
             $0.labels.removeAll { $0.url == output.url }
-            if let label = output.label { $0.labels.append((output.url, label)) }
+            if let label { $0.labels.append((output.url, label)) }
             $0.givenUp.removeAll { $0 == output.url }
             return true
         }
@@ -146,7 +148,7 @@ final class PushOutputs: Sendable {
                     framesDropped: figures.framesDropped, bytesSent: figures.bytesSent)
                 destination.jitterMs = figures.roundTripMs == nil ? 0 : PushOutputFigures.wholeMs(figures.roundTripVariationMs)
                 destination.queueDelayMs = figures.queueDelayMs
-                destination.label = output.label
+                destination.label = state.label(of: output.url)
                 destination.keyFingerprint = output.url.keyFingerprint
                 return destination
             }
