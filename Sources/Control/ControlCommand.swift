@@ -42,7 +42,8 @@ public enum ControlCommand: Equatable, Sendable {
         ("volume", "mic|desktop PERCENT", "A source's volume, 0 to 400 (100: as captured)."),
         ("bitrate", "KBPS", "The target video bitrate, 100 to 50000 (auto bitrate climbs back to it)."),
         ("min-bitrate", "KBPS", "The lowest video bitrate auto bitrate goes down to."),
-        ("add", "URL | --url-file FILE", "Push to one more RTMP destination."),
+        ("add", "[--label NAME] URL | [--label NAME] --url-file FILE",
+         "Push to one more destination; --label NAME (or LABEL=URL) names it in status, events, the dashboard and the report."),
         ("remove", "N", "Stop pushing to destination N (as 'status' numbers them, from 0)."),
         ("reconnect", "", "Drop every RTMP connection and connect again."),
         ("events", "", "Stream the JSON events (one per line) until Ctrl-C."),
@@ -112,9 +113,26 @@ public enum ControlCommand: Equatable, Sendable {
         case "bitrate": return .bitrate(kbps: try number(try one("KBPS"), 100...50000, "kbps"))
         case "min-bitrate": return .minBitrate(kbps: try number(try one("KBPS"), 100...50000, "kbps"))
         case "add":
-            let url = try one("URL")
+            // `add --label NAME URL` is `add NAME=URL`: one text form for a labelled destination.
+            var words = args
+            var label: String?
+            if let at = words.firstIndex(of: "--label") {
+                guard at + 1 < words.count else { throw .missingValue(command: verb, expected: "--label NAME") }
+                label = words[at + 1]
+                words.removeSubrange(at...(at + 1))
+            }
+            guard words.count == 1 else {
+                if words.isEmpty { throw .missingValue(command: verb, expected: "URL") }
+                throw .invalidValue(command: verb, value: Redaction.redact(words[1]), reason: "add takes one URL")
+            }
+            let url = words[0]
             guard url.contains("://") else {
-                throw .invalidValue(command: verb, value: url, reason: "use rtmp://host[:port]/app/key, rtmps://... or srt://host:port?...")
+                throw .invalidValue(command: verb, value: "****",
+                                    reason: "use rtmp://host[:port]/app/key, rtmps://... or srt://host:port?... (LABEL=URL to name it)")
+            }
+            if let label {
+                if let problem = LabelledPushURL.problem(label: label) { throw .invalidValue(command: verb, value: "--label", reason: problem) }
+                return .add(url: label + "=" + url)
             }
             return .add(url: url)
         case "remove": return .remove(index: try number(try one("N"), 0...999, "destination indexes"))

@@ -56,8 +56,16 @@ public final class ControlHandler: @unchecked Sendable {
         case .add(let text):
             // Checked here first: the pusher would report a bad URL as an error of the broadcast.
             let url: PushDestination
-            do { url = try PushDestination(text) } catch {
+            let written: LabelledPushURL
+            do throws(PushURLError) {
+                written = try LabelledPushURL(text)
+                url = try PushDestination(written.url)
+            } catch {
                 return .failure(.invalidValue(command: command.verb, value: text, reason: "\(error)"))
+            }
+            if let label = written.label, let index = pusher.status.destinations.first(where: { $0.label == label })?.index {
+                return .failure(.refused(command: command.verb,
+                                         reason: "the label '\(label)' already names destination \(index): choose another one"))
             }
             if Redaction.holdsSecret(text) { KeyCustody.holdKey() }
             guard pusher.addPushDestination(url: text) == 0 else {

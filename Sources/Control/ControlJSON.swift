@@ -21,6 +21,7 @@ public enum ControlJSON {
             "framesDropped": figures.framesDropped, "recordingBytes": Int(figures.recordingBytes),
             "audioSampleRateHz": figures.audioSampleRateHz, "audioChannels": figures.audioChannels,
             "delayMs": figures.delayMs, "jitterMs": figures.jitterMs, "queueMs": figures.queueMs,
+            "queueDelayMs": figures.queueDelayMs, "queueJitterMs": figures.queueJitterMs,
             "bytesSent": figures.bytesSent, "micLevel": figures.micLevel, "desktopLevel": figures.desktopLevel,
             "videoProcessMs": figures.videoProcessMs, "sourceWidth": figures.sourceWidth,
             "sourceHeight": figures.sourceHeight, "keyframesForced": figures.keyframesForced,
@@ -29,12 +30,16 @@ public enum ControlJSON {
     }
 
     public static func object(_ destination: LivePushDestinationStatus) -> [String: Any] {
-        [
+        var object: [String: Any] = [
             "index": destination.index, "url": destination.url, "status": name(of: destination.status),
             "sendBitrateKbps": destination.sendBitrateKbps, "queueMs": destination.queueMs,
             "delayMs": destination.delayMs, "framesDropped": destination.framesDropped,
             "bytesSent": destination.bytesSent,
+            "jitterMs": destination.jitterMs, "queueDelayMs": destination.queueDelayMs,
+            "keyFingerprint": destination.keyFingerprint,
         ]
+        if let label = destination.label { object["label"] = label }
+        return object
     }
 
     public static func object(_ status: LivePusherStatus) -> [String: Any] {

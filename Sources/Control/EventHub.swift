@@ -186,11 +186,15 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
     }
 
     public func onMicrophoneVolumeUpdate(volume: Int) {
+        onMicrophoneVolumeUpdate(volume: volume, muted: false)
+    }
+
+    public func onMicrophoneVolumeUpdate(volume: Int, muted: Bool) {
         emitLine(statistics: false) { stamp in
-            writer.volume(volume, stamp: stamp)
+            writer.volume(volume, muted: muted, stamp: stamp)
             return String(decoding: writer.bytes, as: UTF8.self)
         }
-        downstream?.onMicrophoneVolumeUpdate(volume: volume)
+        downstream?.onMicrophoneVolumeUpdate(volume: volume, muted: muted)
     }
 
     public func onProcessAudioFrame(_ frame: inout AudioFrame) {

@@ -59,6 +59,8 @@ struct EventLineWriter {
         int("micLevel", figures.micLevel)
         unsigned("monotonicNs", stamp.monotonicNs)
         bool("paused", paused)
+        int("queueDelayMs", figures.queueDelayMs)
+        int("queueJitterMs", figures.queueJitterMs)
         int("queueMs", figures.queueMs)
         int("recordingBytes", Int(figures.recordingBytes))
         int("sendBitrateKbps", figures.sendBitrateKbps)
@@ -76,9 +78,10 @@ struct EventLineWriter {
     }
 
     /// The volume event.
-    mutating func volume(_ volume: Int, stamp: EventStamp) {
+    mutating func volume(_ volume: Int, muted: Bool = false, stamp: EventStamp) {
         begin()
         unsigned("monotonicNs", stamp.monotonicNs)
+        bool("muted", muted)
         int("seq", stamp.sequence)
         time(stamp)
         string("type", "volume")
@@ -93,6 +96,10 @@ struct EventLineWriter {
         int("delayMs", destination.delayMs)
         int("framesDropped", destination.framesDropped)
         int("index", destination.index)
+        int("jitterMs", destination.jitterMs)
+        string("keyFingerprint", destination.keyFingerprint)
+        if let label = destination.label { string("label", label) }
+        int("queueDelayMs", destination.queueDelayMs)
         int("queueMs", destination.queueMs)
         int("sendBitrateKbps", destination.sendBitrateKbps)
         string("status", ControlJSON.name(of: destination.status))

@@ -81,7 +81,7 @@ public struct SessionReport {
             ("encoderKbps", "encoder bitrate min / mean / max (kbps)", "\(encoder.min) / \(encoder.mean) / \(encoder.max)"),
             ("micLevel", "mic level as sent min / mean / max (0-100)", "\(audio.min) / \(audio.mean) / \(audio.max)"),
             ("desktopLevel", "desktop audio level min / mean / max (0-100)", "\(desktop.min) / \(desktop.mean) / \(desktop.max)"),
-            ("appCpu", "LivePush CPU min / mean / max (% of a core)", "\(app.min) / \(app.mean) / \(app.max)"),
+            ("appCpu", "LivePush CPU min / mean / max (% of all cores)", "\(app.min) / \(app.mean) / \(app.max)"),
             ("systemCpu", "system CPU min / mean / max (%)", "\(system.min) / \(system.mean) / \(system.max)"),
             ("warnings", "warnings", String(events.filter { type($0) == "warning" }.count)),
             ("errors", "errors", String(events.filter { type($0) == "error" }.count)),
@@ -95,7 +95,11 @@ public struct SessionReport {
         var samples: [String: [(Double, [String: Any])]] = [:]
         for event in statistics {
             for destination in event["destinations"] as? [[String: Any]] ?? [] {
+                // Its label, or its key's fingerprint: two destinations on one server differ by it.
+                let name = destination["label"] as? String
+                    ?? (destination["keyFingerprint"] as? String).map { "key " + $0 } ?? ""
                 let label = "#\(int(destination, "index")) \(destination["url"] as? String ?? "")"
+                    + (name.isEmpty ? "" : " (\(name))")
                 if samples[label] == nil { order.append(label) }
                 samples[label, default: []].append((seconds(event), destination))
             }

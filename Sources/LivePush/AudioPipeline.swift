@@ -64,8 +64,9 @@ final class AudioPipeline: @unchecked Sendable {
     /// Called on the pipeline thread with every mixed frame (interleaved float, `channels` per
     /// sample) and its time on the shared timeline in ms.
     var onProcessFrame: (@Sendable (inout [Float], Int64) -> Void)?
-    /// Called on the pipeline thread with the microphone's level (0...100) every `levelIntervalMs`.
-    var onMicrophoneLevel: (@Sendable (Int) -> Void)?
+    /// Called on the pipeline thread with the microphone's level as sent (0...100; 0 while it is
+    /// muted, by itself or with the whole mix) every `levelIntervalMs`, and whether it is muted.
+    var onMicrophoneLevel: (@Sendable (Int, Bool) -> Void)?
     /// Called once, from the thread that delivered it, when the first samples of any source arrive.
     var onFirstSamples: (@Sendable (AudioSourceKind) -> Void)?
     var onEncoderError: (@Sendable (MediaError) -> Void)?
@@ -185,7 +186,7 @@ final class AudioPipeline: @unchecked Sendable {
     /// The mute switches and volumes (percent) set now.
     var controls: AudioControls {
         state.withLock { state in
-            AudioControls(allMuted: state.muted, mutedSources: state.mutedSources,
+            AudioControls(allMuted: state.muted, mutedSources: state.mutedSources, sources: Set(state.sources.keys),
                           volumePercent: Dictionary(uniqueKeysWithValues: AudioSourceKind.allCases.map {
                               ($0, Int(((state.volumes[$0] ?? 1) * 100).rounded()))
                           }))
@@ -267,13 +268,14 @@ final class AudioPipeline: @unchecked Sendable {
                 return state.mixDelayNs
             }
             MonotonicClock.sleep(untilNs: frameStartNs + frameNs + delayNs)
-            let (micEnergy, levelIntervalMs) = mixFrame(startNs: frameStartNs)
+            let (micEnergy, levelIntervalMs, micMuted) = mixFrame(startNs: frameStartNs)
             onProcessFrame?(&mix, Int64(frameIndex * frameNs / 1_000_000))
             if levelIntervalMs > 0, let onMicrophoneLevel {
                 levelSum += micEnergy
                 levelCount += mix.count / settings.channels
                 if (frameIndex - levelStartIndex + 1) * frameNs >= UInt64(levelIntervalMs) * 1_000_000 {
-                    onMicrophoneLevel(Self.level(meanSquare: levelCount == 0 ? 0 : levelSum / Double(levelCount)))
+                    onMicrophoneLevel(micMuted ? 0 : Self.level(meanSquare: levelCount == 0 ? 0 : levelSum / Double(levelCount)),
+                                      micMuted)
                     levelSum = 0
                     levelCount = 0
                     levelStartIndex = frameIndex + 1
@@ -304,7 +306,7 @@ final class AudioPipeline: @unchecked Sendable {
     /// energy (sum of squares per sample frame, after its processing, before volume and mute) and the
     /// level interval. Pulled sources are read and the microphone processed outside the lock. The
     /// buffers are the pipeline's own, reused: no allocation per frame (background music's reads aside).
-    private func mixFrame(startNs: UInt64) -> (Double, Int) {
+    private func mixFrame(startNs: UInt64) -> (Double, Int, Bool) {
         let count = frameSamples * settings.channels
         let rate = settings.sampleRateHz, channels = settings.channels
         let kinds = Self.kinds
@@ -361,7 +363,8 @@ final class AudioPipeline: @unchecked Sendable {
         } else {
             for index in 0..<count { mix[index] = max(-1, min(1, mix[index])) }
         }
-        return (micEnergy, levelIntervalMs)
+        let micMuted = muted || mutedSources.contains(.microphone)
+        return (micMuted ? 0 : micEnergy, levelIntervalMs, micMuted)
     }
 
     /// 0...100 from a mean square: −60 dBFS and below is 0, 0 dBFS is 100.

@@ -285,7 +285,9 @@ public final class LivePusher: @unchecked Sendable {
     private func connectAudio(_ audioPipeline: AudioPipeline) {
         sound.attach(audioPipeline)
         audioPipeline.onFirstSamples = { [weak self] _ in self?.notify { $0.onCaptureFirstAudioFrame() } }
-        audioPipeline.onMicrophoneLevel = { [weak self] level in self?.notify { $0.onMicrophoneVolumeUpdate(volume: level) } }
+        audioPipeline.onMicrophoneLevel = { [weak self] level, muted in
+            self?.notify { $0.onMicrophoneVolumeUpdate(volume: level, muted: muted) }
+        }
         audioPipeline.onEncoderError = { [weak self] error in
             self?.notify { $0.onError(code: LivePushErrorCode.encoderFailed, message: "audio: \(error)", extraInfo: [:]) }
         }

@@ -37,6 +37,10 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     /// The microphone's level, 0 (silence, −60 dBFS and below) to 100 (full scale), every
     /// `intervalMs` after `enableVolumeEvaluation(intervalMs:)`.
     func onMicrophoneVolumeUpdate(volume: Int)
+    /// The same, with whether the microphone is muted (by itself or with the whole mix): while it
+    /// is, `volume` is 0, the level sent, never the level the microphone hears. By default it
+    /// calls `onMicrophoneVolumeUpdate(volume:)`.
+    func onMicrophoneVolumeUpdate(volume: Int, muted: Bool)
     /// Every 20 ms of mixed audio before it is encoded, to read or change in place: interleaved
     /// 32-bit float samples (native little-endian byte order), nominally −1...1, `channels`
     /// per sample frame (left first), `sampleRateHz / 50` frames. Called on the audio thread:
@@ -105,6 +109,7 @@ extension LivePusherObserver {
     public func onLocalRecordResumed(storagePath: String) {}
     public func onCaptureFirstAudioFrame() {}
     public func onMicrophoneVolumeUpdate(volume: Int) {}
+    public func onMicrophoneVolumeUpdate(volume: Int, muted: Bool) { onMicrophoneVolumeUpdate(volume: volume) }
     public func onProcessAudioFrame(_ frame: inout AudioFrame) {}
     public func onBGMStarted(path: String, durationMs: Int) {}
     public func onBGMProgress(positionMs: Int, durationMs: Int) {}
@@ -124,7 +129,8 @@ extension LivePusherObserver {
 
 /// The figures of `onStatisticsUpdate`.
 public struct LivePusherStatistics: Equatable, Sendable {
-    /// This process's CPU use, percent of one core.
+    /// This process's CPU use, percent of all cores (the same scale as `systemCpu`: on a 4-core
+    /// machine one busy core is 25).
     public var appCpu: Int = 0
     public var width: Int = 0
     public var height: Int = 0
@@ -146,11 +152,19 @@ public struct LivePusherStatistics: Equatable, Sendable {
     /// Audio sent: rate and channels (0 when the stream has no audio).
     public var audioSampleRateHz: Int = 0
     public var audioChannels: Int = 0
-    /// Push figures of the last second, over every destination: the longest time a packet
-    /// waited in a send queue (mean per destination, the worst one), its standard deviation,
-    /// the video frames dropped for congestion, the longest queue, and the bytes sent.
+    /// The network's latency and jitter, as the reference SDKs mean them: the connection's
+    /// round-trip time and its variation (TCP_INFO's `tcpi_rtt` and `tcpi_rttvar` for RTMP and
+    /// RTMPS, SRT's own `msRTT` and its deviation for SRT), of the destination with the longest
+    /// round trip, in whole ms; a round trip under a millisecond (loopback) is 1, and 0 means no
+    /// destination publishes.
     public var delayMs: Int = 0
     public var jitterMs: Int = 0
+    /// The local send queue's wait: the time a packet waited in its destination's queue before
+    /// its write finished (mean per destination, the worst one) and its standard deviation.
+    public var queueDelayMs: Int = 0
+    public var queueJitterMs: Int = 0
+    /// Push figures of the last second, over every destination: the video frames dropped for
+    /// congestion, the longest queue, and the bytes sent.
     public var framesDropped: Int = 0
     public var queueMs: Int = 0
     public var bytesSent: Int = 0

@@ -17,38 +17,51 @@ extension LivePusher {
     /// in `onPushStatusUpdate`; the key never appears in any of them. Destinations that gave up
     /// earlier are forgotten.
     @discardableResult
-    public func startPush(url text: String) -> Int32 {
+    public func startPush(url text: String, label: String? = nil) -> Int32 {
         inTurn {
             guard outputs.isEmpty else { return -1 }
             outputs.forgetGivenUp()
-            return addPushDestinationLocked(url: text)
+            return addPushDestinationLocked(url: text, label: label)
         }
     }
 
     /// Publishes the same encode to one more RTMP destination; codes as `startPush`. Each
     /// destination has its own queue, sender thread and reconnections: a slow or failing one
-    /// does not hold the others back. Its status carries its (redacted) URL in `extraInfo["url"]`.
+    /// does not hold the others back. Its status carries its (redacted) URL in `extraInfo["url"]`,
+    /// its key's fingerprint in `extraInfo["keyFingerprint"]` and its label, when it has one, in
+    /// `extraInfo["label"]`: `label` (or the `LABEL=URL` form of `text`) names it in `status`, the
+    /// events, the dashboard and the report; a label in use by a live destination is refused (-2).
     @discardableResult
-    public func addPushDestination(url text: String) -> Int32 {
-        inTurn { addPushDestinationLocked(url: text) }
+    public func addPushDestination(url text: String, label: String? = nil) -> Int32 {
+        inTurn { addPushDestinationLocked(url: text, label: label) }
     }
 
     /// `addPushDestination`, in turn (`inTurn`).
-    private func addPushDestinationLocked(url text: String) -> Int32 {
+    private func addPushDestinationLocked(url text: String, label: String?) -> Int32 {
         let url: PushDestination
-        do {
-            url = try PushDestination(text)
+        let name: String?
+        do throws(PushURLError) {
+            let written = try LabelledPushURL(text)
+            name = label ?? written.label
+            if let name, let problem = LabelledPushURL.problem(label: name) { throw PushURLError(reason: problem) }
+            url = try PushDestination(written.url)
         } catch {
             notify { $0.onError(code: LivePushErrorCode.invalidURL, message: "invalid push URL: \(error)", extraInfo: [:]) }
             return LivePushErrorCode.invalidURL
         }
-        return startOutputLocked(url)
+        if let name, let index = outputs.index(labelled: name) {
+            notify { $0.onError(code: LivePushErrorCode.invalidParameter,
+                                message: "the label '\(name)' already names destination \(index): choose another one",
+                                extraInfo: ["label": name]) }
+            return LivePushErrorCode.invalidParameter
+        }
+        return startOutputLocked(url, label: name)
     }
 
     /// Starts one destination: 0, or -1 (no screen capture, already live, or its output could
     /// not be built: then `onError(pushFailed)` says why). Called in turn (`inTurn`): the output
     /// is built with `state` free, and joins the live set and the pipelines once it runs.
-    private func startOutputLocked(_ url: PushDestination) -> Int32 {
+    private func startOutputLocked(_ url: PushDestination, label: String?) -> Int32 {
         let parts = state.withLock { ($0.pipeline, $0.audioPipeline) }
         guard let pipeline = parts.0, !outputs.isLive(url) else { return -1 }
         let audioPipeline = parts.1
@@ -57,6 +70,8 @@ extension LivePusher {
         if outputs.isEmpty { tick.restartBitrate(pipeline: pipeline) }
         outputs.forgetGivenUp(url)
         let redacted = url.description
+        // What tells this destination from another on the same server, in every status, warning and error.
+        let identity = ["url": redacted, "keyFingerprint": url.keyFingerprint].merging(label.map { ["label": $0] } ?? [:]) { $1 }
         let output: PushOutput
         do {
             output = try PushOutput(url: url, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
@@ -64,13 +79,13 @@ extension LivePusher {
         } catch {
             notify { $0.onError(code: LivePushErrorCode.pushFailed,
                                 message: "cannot push to \(redacted): \(error); restart screen capture to get a new encoder",
-                                extraInfo: ["url": redacted]) }
+                                extraInfo: identity) }
             return -1
         }
         output.onStatus = { [weak self, weak output] status, message, failure, retry in
             if let self, let output { self.outputs.setStatus(status, of: output) }
             // A give-up carries its cause, as the error it follows does: a listener tells it from a stop by that.
-            var extraInfo = failure.map { ["url": redacted, "cause": $0.kind.rawValue] } ?? ["url": redacted]
+            var extraInfo = failure.map { identity.merging(["cause": $0.kind.rawValue]) { $1 } } ?? identity
             if let retry {
                 extraInfo["attempt"] = String(retry.attempt)
                 extraInfo["nextRetryMs"] = String(retry.waitMs)
@@ -82,8 +97,8 @@ extension LivePusher {
         output.onRetry = { [weak self] error, retry in
             self?.notify { $0.onWarning(code: LivePushWarningCode.pushReconnecting,
                                         message: "push to \(redacted) failed (\(error)); retrying in \(retry.waitMs) ms",
-                                        extraInfo: ["url": redacted, "cause": error.kind.rawValue,
-                                                    "attempt": String(retry.attempt), "nextRetryMs": String(retry.waitMs)]) }
+                                        extraInfo: identity.merging(["cause": error.kind.rawValue, "attempt": String(retry.attempt),
+                                                                     "nextRetryMs": String(retry.waitMs)]) { $1 }) }
         }
         output.onFailure = { [weak self, weak output] error in
             if let self, let output { self.outputGaveUp(output) }
@@ -91,15 +106,15 @@ extension LivePusher {
                 ? " (a server refuses a second publisher on a stream key already in use: stop the other one or use another key)"
                 : ""
             self?.notify { $0.onError(code: LivePushErrorCode.push(error.kind), message: "push to \(redacted) failed: \(error)\(hint)",
-                                      extraInfo: ["url": redacted, "cause": error.kind.rawValue]) }
+                                      extraInfo: identity.merging(["cause": error.kind.rawValue]) { $1 }) }
         }
         output.onNeedKeyframe = { [weak pipeline] in pipeline?.requestKeyframe() }
         output.onCongestion = { [weak self] dropped in
             self?.notify { $0.onWarning(code: LivePushWarningCode.networkBusy,
                                         message: "the network to \(redacted) is slower than the stream: \(dropped) video frames dropped",
-                                        extraInfo: ["url": redacted, "framesDropped": String(dropped)]) }
+                                        extraInfo: identity.merging(["framesDropped": String(dropped)]) { $1 }) }
         }
-        guard outputs.insert(output) else { return -1 }
+        guard outputs.insert(output, label: label) else { return -1 }
         refreshState()
         output.start()
         pipeline.add(output)
@@ -151,7 +166,7 @@ extension LivePusher {
             let (live, givenUp) = (outputs.live, outputs.givenUp)
             guard !live.isEmpty || !givenUp.isEmpty else { return -1 }
             for output in live { output.reconnect() }
-            return givenUp.map { startOutputLocked($0) }.first { $0 != 0 } ?? 0
+            return givenUp.map { startOutputLocked($0.url, label: $0.label) }.first { $0 != 0 } ?? 0
         }
     }
 
@@ -166,7 +181,7 @@ extension LivePusher {
             guard !urls.isEmpty else { return -1 }
             stopPushLocked()
             tick.restartBitrate(pipeline: pipeline)
-            return urls.map { startOutputLocked($0) }.first { $0 != 0 } ?? 0
+            return urls.map { startOutputLocked($0.url, label: $0.label) }.first { $0 != 0 } ?? 0
         }
     }
 
@@ -209,6 +224,9 @@ extension LivePusher {
 public struct PushTotals: Sendable, Equatable {
     /// The destination, its key replaced by ****.
     public var url: String
+    /// Its label, if it has one, and its key's fingerprint (`PushDestination.keyFingerprint`).
+    public var label: String?
+    public var keyFingerprint = ""
     /// How long it published (connected and sending), over all its connections.
     public var publishedMs: Int
     /// Bytes of FLV tag bodies it sent.

@@ -49,9 +49,19 @@ public struct LivePushDestinationStatus: Equatable, Sendable {
     /// The last second's figures of this destination alone.
     public var sendBitrateKbps: Int
     public var queueMs: Int
+    /// The connection's round-trip time and its variation, whole ms (see `LivePusherStatistics.delayMs`).
     public var delayMs: Int
     public var framesDropped: Int
     public var bytesSent: Int
+    public var jitterMs = 0
+    /// The send queue's mean wait, ms.
+    public var queueDelayMs = 0
+    /// Its name (`LABEL=URL`, `ctl add --label`), and its key's fingerprint (the first 6 hex digits
+    /// of SHA-256 of the key, never the key): what tells two destinations on one server apart.
+    public var label: String?
+    public var keyFingerprint = ""
+    /// The label, or `key` and the fingerprint: how `ctl status`, the dashboard and the report name it.
+    public var name: String { label ?? "key " + keyFingerprint }
 }
 
 /// What a pusher is doing now (`LivePusher.status`): the reference SDK's live status in one value.
@@ -64,9 +74,12 @@ public struct LivePusherStatus: Equatable, Sendable {
     public var paused = false
     /// "paused", "helperLost" or "networkPoor" while a placeholder replaces the screen.
     public var placeholder: String?
-    /// `setMute(true)`: the whole mix is silent.
+    /// Nothing of the mix is heard: `setMute(true)`, or every source the mix has is muted one by
+    /// one (a mic-only broadcast with the mic muted). True exactly when `mutedSources` holds every
+    /// source of the mix.
     public var muted = false
-    /// Sources muted one by one (`setMute(_:source:)`).
+    /// Sources silent now: muted one by one (`setMute(_:source:)`), and every source of the mix
+    /// while `setMute(true)` is in effect.
     public var mutedSources: [AudioSourceKind] = []
     /// Volume of each source in percent.
     public var volumePercent: [AudioSourceKind: Int] = [:]
@@ -85,6 +98,8 @@ public struct LivePusherStatus: Equatable, Sendable {
 struct AudioControls {
     var allMuted: Bool
     var mutedSources: Set<AudioSourceKind>
+    /// The sources the mix has now.
+    var sources: Set<AudioSourceKind>
     var volumePercent: [AudioSourceKind: Int]
 }
 
@@ -100,8 +115,9 @@ extension LivePusher {
         status.paused = paused
         status.placeholder = pipeline?.shownPlaceholder.map { "\($0)" }
         if let controls = audioPipeline?.controls {
-            status.muted = controls.allMuted
-            status.mutedSources = AudioSourceKind.allCases.filter(controls.mutedSources.contains)
+            let silent = controls.allMuted ? controls.mutedSources.union(controls.sources) : controls.mutedSources
+            status.muted = controls.allMuted || (!controls.sources.isEmpty && controls.sources.isSubset(of: silent))
+            status.mutedSources = AudioSourceKind.allCases.filter(silent.contains)
             status.volumePercent = controls.volumePercent
         }
         (status.targetVideoBitrateKbps, status.minVideoBitrateKbps, status.currentVideoBitrateKbps) = tick.bitratesKbps

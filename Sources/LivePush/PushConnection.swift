@@ -18,6 +18,9 @@ protocol PushConnection: AnyObject {
     var transportBacklogMs: Int { get }
     /// The protocol's own figures since the previous call (SRT), nil when it has none (RTMP).
     func takeTransportFigures() -> TransportFigures?
+    /// The round-trip time and its variation now, ms (called after `takeTransportFigures`, on the
+    /// statistics tick's thread); nil when the protocol gives none yet.
+    var roundTripMs: (rtt: Double, variation: Double)? { get }
     /// The video's new metadata and sequence header mid-stream (adaptive resolution); MPEG-TS
     /// carries SPS and PPS in-band, so SRT sends nothing.
     func sendVideoHeaders(_ headers: StreamHeaders, timestampMs: UInt32) throws(PushError)
@@ -96,6 +99,8 @@ final class RTMPConnection: PushConnection {
 
     var transportBacklogMs: Int { 0 }
     func takeTransportFigures() -> TransportFigures? { nil }
+    /// TCP_INFO's: the kernel's smoothed RTT and mean deviation of the TCP connection (under TLS too).
+    var roundTripMs: (rtt: Double, variation: Double)? { publisher.roundTripMs }
     func finish() { publisher.finish() }
     func abort() { publisher.abort() }
 }

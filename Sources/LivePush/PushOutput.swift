@@ -22,9 +22,14 @@ struct PushOutputFigures: Sendable {
     /// Bytes of FLV bodies written to the socket in the interval, and the interval's length.
     var bytesSent = 0
     var intervalMs = 0
-    /// Time from a packet's arrival to its write finishing: mean and standard deviation.
-    var delayMs = 0
-    var jitterMs = 0
+    /// The connection's round-trip time and its variation, ms (TCP_INFO's `tcpi_rtt` and
+    /// `tcpi_rttvar` for RTMP and RTMPS; SRT's `msRTT` and its smoothed deviation), as of the look;
+    /// nil while no connection publishes or the kernel gives none.
+    var roundTripMs: Double?
+    var roundTripVariationMs = 0.0
+    /// Time from a packet's arrival in the queue to its write finishing: mean and standard deviation.
+    var queueDelayMs = 0
+    var queueJitterMs = 0
     /// Video frames dropped in the interval because the network could not keep up.
     var framesDropped = 0
     var isPublishing = false
@@ -33,6 +38,10 @@ struct PushOutputFigures: Sendable {
 
     /// What the network carried in the interval, kbps.
     var sendRateKbps: Int { intervalMs > 0 ? bytesSent * 8 / intervalMs : 0 }
+
+    /// A round-trip figure in whole ms for the statistics: the nearest, but never 0 for a measured
+    /// time (a loopback round trip of 40 µs is 1), so that 0 keeps meaning "no measurement".
+    static func wholeMs(_ ms: Double) -> Int { ms > 0 ? max(1, Int(ms.rounded())) : 0 }
 }
 
 /// What one destination carried since it started (`PushOutput.totals`).
@@ -240,10 +249,14 @@ final class PushOutput: EncodedMediaSink, @unchecked Sendable {
         result.queuedMs = reportedBacklogMs
         result.isPublishing = publishing
         result.transport = publishing ? currentPublisher?.takeTransportFigures() : nil
+        if publishing, let roundTrip = currentPublisher?.roundTripMs {
+            result.roundTripMs = roundTrip.rtt
+            result.roundTripVariationMs = roundTrip.variation
+        }
         if delayCount > 0 {
             let mean = delaySumMs / Double(delayCount)
-            result.delayMs = Int(mean.rounded())
-            result.jitterMs = Int(max(0, delaySquareSumMs / Double(delayCount) - mean * mean).squareRoot().rounded())
+            result.queueDelayMs = Int(mean.rounded())
+            result.queueJitterMs = Int(max(0, delaySquareSumMs / Double(delayCount) - mean * mean).squareRoot().rounded())
         }
         figures = PushOutputFigures()
         figuresSinceNs = nowNs

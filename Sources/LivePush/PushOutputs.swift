@@ -12,7 +12,12 @@ final class PushOutputs: Sendable {
     private struct State {
         var live: [PushOutput] = []
         var givenUp: [PushDestination] = []
+        /// The labels of the destinations live or given up (`LABEL=URL`), kept for `reconnectPush`
+        /// and `restartPush` and the totals.
+        var labels: [(url: PushDestination, label: String)] = []
         var finishedTotals: [(url: PushDestination, totals: PushOutputTotals)] = []
+
+        func label(of url: PushDestination) -> String? { labels.first { $0.url == url }?.label }
         /// Each live output's latest status (from its thread) and figures (from the statistics tick).
         var status: [ObjectIdentifier: PushStatus] = [:]
         var figures: [ObjectIdentifier: PushOutputFigures] = [:]
@@ -31,11 +36,20 @@ final class PushOutputs: Sendable {
     /// Whether any destination is live.
     var isEmpty: Bool { state.withLock { $0.live.isEmpty } }
 
-    /// The destinations that gave up and were not started again.
-    var givenUp: [PushDestination] { state.withLock { $0.givenUp } }
+    /// The destinations that gave up and were not started again, with their labels.
+    var givenUp: [(url: PushDestination, label: String?)] {
+        state.withLock { state in state.givenUp.map { ($0, state.label(of: $0)) } }
+    }
 
-    /// Every destination, live first, then those that gave up.
-    var allDestinations: [PushDestination] { state.withLock { $0.live.map(\.url) + $0.givenUp } }
+    /// Every destination, live first, then those that gave up, with their labels.
+    var allDestinations: [(url: PushDestination, label: String?)] {
+        state.withLock { state in (state.live.map(\.url) + state.givenUp).map { ($0, state.label(of: $0)) } }
+    }
+
+    /// The index of the live destination labelled `label`, if one is.
+    func index(labelled label: String) -> Int? {
+        state.withLock { state in state.live.firstIndex { state.label(of: $0.url) == label } }
+    }
 
     /// Whether `url` is live.
     func isLive(_ url: PushDestination) -> Bool { state.withLock { $0.live.contains { $0.url == url } } }
@@ -46,11 +60,13 @@ final class PushOutputs: Sendable {
     /// Forgets every destination that gave up.
     func forgetGivenUp() { state.withLock { $0.givenUp = [] } }
 
-    /// Adds `output` to the live set: false when a live output already has its URL.
-    func insert(_ output: PushOutput) -> Bool {
+    /// Adds `output` to the live set, named `label` if given: false when a live output already has its URL.
+    func insert(_ output: PushOutput, label: String? = nil) -> Bool {
         state.withLock {
             guard !$0.live.contains(where: { $0.url == output.url }) else { return false }
             $0.live.append(output)
+            $0.labels.removeAll { $0.url == output.url }
+            if let label { $0.labels.append((output.url, label)) }
             $0.givenUp.removeAll { $0 == output.url }
             return true
         }
@@ -76,6 +92,7 @@ final class PushOutputs: Sendable {
             let outputs = $0.live
             $0.live = []
             $0.givenUp = []
+            // The labels stay: the totals read after the stop name their destinations by them.
             $0.status = [:]
             $0.figures = [:]
             return outputs
@@ -130,11 +147,17 @@ final class PushOutputs: Sendable {
         state.withLock { state in
             state.live.enumerated().map { index, output in
                 let figures = state.figures[ObjectIdentifier(output)] ?? PushOutputFigures()
-                return LivePushDestinationStatus(
+                var destination = LivePushDestinationStatus(
                     index: index, url: output.url.description,
                     status: state.status[ObjectIdentifier(output)] ?? .connecting,
-                    sendBitrateKbps: figures.sendRateKbps, queueMs: figures.queuedMs, delayMs: figures.delayMs,
+                    sendBitrateKbps: figures.sendRateKbps, queueMs: figures.queuedMs,
+                    delayMs: PushOutputFigures.wholeMs(figures.roundTripMs ?? 0),
                     framesDropped: figures.framesDropped, bytesSent: figures.bytesSent)
+                destination.jitterMs = figures.roundTripMs == nil ? 0 : PushOutputFigures.wholeMs(figures.roundTripVariationMs)
+                destination.queueDelayMs = figures.queueDelayMs
+                destination.label = state.label(of: output.url)
+                destination.keyFingerprint = output.url.keyFingerprint
+                return destination
             }
         }
     }
@@ -145,9 +168,14 @@ final class PushOutputs: Sendable {
         let liveTotals = outputs.map { ($0.url, $0.totals) }
         var totals = state.withLock { $0.finishedTotals }
         for (url, outputTotals) in liveTotals { Self.merge(url, outputTotals, into: &totals) }
-        return totals.map { PushTotals(url: $0.url.description, publishedMs: $0.totals.publishedMs,
-                                       bytesSent: $0.totals.bytesSent) }
+        let labels = state.withLock { $0.labels }
+        return totals.map { total in
+            PushTotals(url: total.url.description, label: labels.first { $0.url == total.url }?.label,
+                       keyFingerprint: total.url.keyFingerprint, publishedMs: total.totals.publishedMs,
+                       bytesSent: total.totals.bytesSent)
+        }
     }
+
 
     /// Adds `totals` to the entry for `url` (a destination started again adds up).
     private static func merge(_ url: PushDestination, _ totals: PushOutputTotals,

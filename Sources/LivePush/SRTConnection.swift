@@ -58,7 +58,23 @@ final class SRTConnection: PushConnection {
 
     var transportBacklogMs: Int { caller.sendBufferMs }
 
-    func takeTransportFigures() -> TransportFigures? { TransportFigures(caller.takeStatistics()) }
+    func takeTransportFigures() -> TransportFigures? {
+        let figures = TransportFigures(caller.takeStatistics())
+        // libsrt gives its smoothed RTT but not its deviation: smoothed here the way TCP does
+        // (RFC 6298: rttvar = 3/4 rttvar + 1/4 |srtt - sample|), from one look a second.
+        if figures.rttMs > 0 {
+            if let last = roundTrip {
+                roundTrip = (figures.rttMs, 0.75 * last.variation + 0.25 * abs(last.rtt - figures.rttMs))
+            } else {
+                roundTrip = (figures.rttMs, figures.rttMs / 2)
+            }
+        }
+        return figures
+    }
+
+    /// SRT's own `msRTT` and its deviation, as of the last `takeTransportFigures` (the tick's thread).
+    private var roundTrip: (rtt: Double, variation: Double)?
+    var roundTripMs: (rtt: Double, variation: Double)? { roundTrip }
 
     func finish() { caller.abort() }
     func abort() { caller.abort() }

@@ -173,8 +173,13 @@ final class StatisticsTick: Sendable {
         figures.audioGapMs = audioPipeline?.gapMs ?? 0
         figures.keyframesForced = pipeline.keyframeRequests.forcedCount
         figures.recordingBytes = parts.recording?.bytesWritten ?? 0
-        figures.delayMs = outputs.map(\.delayMs).max() ?? 0
-        figures.jitterMs = outputs.map(\.jitterMs).max() ?? 0
+        // The network's figures: the destination with the longest round trip, its variation beside it.
+        if let slowest = outputs.filter({ $0.roundTripMs != nil }).max(by: { $0.roundTripMs! < $1.roundTripMs! }) {
+            figures.delayMs = PushOutputFigures.wholeMs(slowest.roundTripMs!)
+            figures.jitterMs = PushOutputFigures.wholeMs(slowest.roundTripVariationMs)
+        }
+        figures.queueDelayMs = outputs.map(\.queueDelayMs).max() ?? 0
+        figures.queueJitterMs = outputs.map(\.queueJitterMs).max() ?? 0
         figures.framesDropped = outputs.reduce(0) { $0 + $1.framesDropped }
         figures.queueMs = outputs.map(\.queuedMs).max() ?? 0
         figures.bytesSent = outputs.reduce(0) { $0 + $1.bytesSent }
@@ -194,10 +199,15 @@ final class StatisticsTick: Sendable {
         let nowNs = MonotonicClock.nowNs()
 
         let decision = state.withLock { state -> Decision in
-            figures.appCpu = Int((100 * (cpuSeconds - state.lastCpuSeconds)).rounded())
+            // Both CPU figures on one scale, percent of all cores: the process's CPU time over the
+            // machine's (every core's) ticks of the same second, from /proc/stat.
+            let appCpuSeconds = cpuSeconds - state.lastCpuSeconds
+            figures.appCpu = Int((100 * appCpuSeconds / Double(max(1, SystemCPU.coreCount))).rounded())
             if let ticks = systemTicks {
                 if let last = state.lastSystemTicks, ticks.total > last.total {
-                    figures.systemCpu = Int((100 * Double(ticks.busy - last.busy) / Double(ticks.total - last.total)).rounded())
+                    let totalTicks = Double(ticks.total - last.total)
+                    figures.systemCpu = Int((100 * Double(ticks.busy - last.busy) / totalTicks).rounded())
+                    figures.appCpu = min(100, Int((100 * appCpuSeconds * SystemCPU.ticksPerSecond / totalTicks).rounded()))
                 }
                 state.lastSystemTicks = ticks
             }

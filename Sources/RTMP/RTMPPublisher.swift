@@ -118,6 +118,12 @@ public final class RTMPPublisher {
     /// at once instead of after its timeout (and the publisher is then `failed`).
     public func abort() { socket.abort() }
 
+    /// The connection's round trip as the kernel measures it (TCP_INFO's smoothed RTT and its mean
+    /// deviation, in ms, under TLS too); nil when it cannot be read. Any thread may ask.
+    public var roundTripMs: (rtt: Double, variation: Double)? {
+        socket.roundTrip().map { (Double($0.rttUs) / 1000, Double($0.rttVarianceUs) / 1000) }
+    }
+
     /// In `publishing`: FCUnpublish and deleteStream, and the publisher is `finished` (a failure
     /// to send them is not reported: the connection closes when the publisher goes away). In any
     /// other state there is no stream to end, and it does nothing.

@@ -10,6 +10,20 @@ public protocol ByteStream: AnyObject {
     func read(_ count: Int, step: String) throws(TransportError) -> [UInt8]
     /// Makes a blocked read or write on another thread fail at once.
     func abort()
+    /// The kernel's round-trip estimate of the connection under the stream (TCP_INFO), nil when it
+    /// cannot be read. Safe to call from any thread.
+    func roundTrip() -> RoundTrip?
+}
+
+/// A TCP connection's round trip as the kernel measures it from its acknowledgements (TCP_INFO's
+/// `tcpi_rtt` and `tcpi_rttvar`): the smoothed round-trip time and its mean deviation, µs.
+public struct RoundTrip: Equatable, Sendable {
+    public var rttUs: Int
+    public var rttVarianceUs: Int
+    public init(rttUs: Int, rttVarianceUs: Int) {
+        self.rttUs = rttUs
+        self.rttVarianceUs = rttVarianceUs
+    }
 }
 
 /// Why a transport failed: a sentence that names the step, and a kind to act on.

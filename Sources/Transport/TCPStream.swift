@@ -53,6 +53,14 @@ public final class TCPStream: ByteStream {
     /// Makes a blocked read or write on another thread fail at once.
     public func abort() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
+    /// TCP_INFO's smoothed round-trip time and its variation.
+    public func roundTrip() -> RoundTrip? {
+        var info = tcp_info()
+        var length = socklen_t(MemoryLayout<tcp_info>.size)
+        guard getsockopt(descriptor, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return nil }
+        return RoundTrip(rttUs: Int(info.tcpi_rtt), rttVarianceUs: Int(info.tcpi_rttvar))
+    }
+
     private static func setTimeout(_ fd: Int32, _ timeoutMs: Int) {
         var timeout = timeval(tv_sec: timeoutMs / 1000, tv_usec: (timeoutMs % 1000) * 1000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -32,6 +32,8 @@ public final class TLSStream: ByteStream {
     public static var libraryVersion: String { String(cString: CTLS_library_version()) }
 
     public func abort() { tcp.abort() }
+    /// The TCP connection's, under TLS.
+    public func roundTrip() -> RoundTrip? { tcp.roundTrip() }
 
     public func write(_ bytes: [UInt8], step: String) throws(TransportError) {
         var detail = [CChar](repeating: 0, count: 256)

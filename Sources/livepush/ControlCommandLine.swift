@@ -67,8 +67,8 @@ enum ControlCommandLine {
             Terminal.printError("livepush ctl: no command for broadcast '\(first)'\n\(usage)")
             Terminal.exit(.usage)
         }
-        if words.first == "add", words.count == 3, words[1] == "--url-file" {
-            words = ["add", readURL(words[2])]
+        if words.first == "add", let at = words.firstIndex(of: "--url-file"), at + 1 < words.count {
+            words.replaceSubrange(at...(at + 1), with: [readURL(words[at + 1])])
         }
         var command: ControlCommand
         do throws(ControlError) {

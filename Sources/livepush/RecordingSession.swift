@@ -42,7 +42,9 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private var helperFailed = false
     private var stopping = false
     private var pushFailed = false
-    private var failedPushURLs: Set<String> = []
+    /// The destinations of this run that failed, by `identity` (redacted URL and key fingerprint:
+    /// two destinations on one server differ by their keys).
+    private var failedPushes: Set<String> = []
     private var interrupted = false
     /// When screen capture started: the status line's clock while only pushing.
     private var startedNs: UInt64 = 0
@@ -93,7 +95,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         }
         audio.sound.apply(to: pusher)
         if let output {
-            let code = pusher.startLocalRecording(path: output, progressIntervalMs: 100, overwrite: overwrite)
+            // Once a second, as the events guide says (the status line reads the statistics' clock anyway).
+            let code = pusher.startLocalRecording(path: output, progressIntervalMs: 1000, overwrite: overwrite)
             guard code == 0 else {
                 Terminal.printError("livepush: cannot record to '\(output)': \(Self.describe(recordingCode: code))")
                 pusher.destroy()
@@ -235,13 +238,19 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             Terminal.printError("livepush: nothing was captured from the screen")
             return .failure
         }
-        let (failedURLs, totals) = lock.withLock { (failedPushURLs, pushTotals) }
+        let (failedPushes, totals) = lock.withLock { (self.failedPushes, pushTotals) }
+        // Named by label, or by key fingerprint when two destinations share a redacted URL.
+        let sharedURLs = Set(Dictionary(grouping: totals, by: \.url).filter { $0.value.count > 1 }.keys)
         // A push that failed before it carried anything was said once, by its error.
-        for total in totals where !(failedURLs.contains(total.url) && total.publishedMs == 0 && total.bytesSent == 0) {
+        for total in totals {
+            let identity = Self.identity(url: total.url, keyFingerprint: total.keyFingerprint)
+            if failedPushes.contains(identity) && total.publishedMs == 0 && total.bytesSent == 0 { continue }
+            let name = total.label.map { "\(total.url) (\($0))" }
+                ?? (sharedURLs.contains(total.url) ? "\(total.url) (key \(total.keyFingerprint))" : total.url)
             // How long it published and what it sent, as the recording's line says it.
             let carried = "\(Self.clock(total.publishedMs)) (\(Self.size(total.bytesSent)))"
-            say(failedURLs.contains(total.url) ? "Push to \(total.url) failed after publishing \(carried)"
-                : "Pushed \(carried) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps to \(total.url)")
+            say(failedPushes.contains(identity) ? "Push to \(name) failed after publishing \(carried)"
+                : "Pushed \(carried) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps to \(name)")
         }
         if let output {
             guard code == 0 else {
@@ -269,6 +278,10 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         let prefix = lock.withLock { statusShown } ? "\n" : ""
         Terminal.printError(prefix + "livepush: " + line)
     }
+
+    /// What tells a destination from every other: its redacted URL and its key's fingerprint (the
+    /// same URL twice is refused, so the pair is unique), never the redacted URL alone.
+    static func identity(url: String, keyFingerprint: String) -> String { url + " key " + keyFingerprint }
 
     static func clock(_ ms: Int) -> String {
         String(format: "%02d:%02d:%02d.%d", ms / 3_600_000, ms / 60000 % 60, ms / 1000 % 60, ms / 100 % 10)
@@ -299,11 +312,16 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             // when nothing is left to do.
             let allFailed = lock.withLock { () -> Bool in
                 // A destination added over the control socket failing ends nothing: only the run's own count.
-                let own = Set(pushURLs.compactMap { try? PushDestination($0).description })
-                guard extraInfo["url"].map(own.contains) ?? true else { return false }
+                let own = Set(pushURLs.compactMap { text in
+                    (try? PushDestination(LabelledPushURL(text).url)).map {
+                        Self.identity(url: $0.description, keyFingerprint: $0.keyFingerprint)
+                    }
+                })
+                let identity = extraInfo["url"].map { Self.identity(url: $0, keyFingerprint: extraInfo["keyFingerprint"] ?? "") }
+                guard identity.map(own.contains) ?? true else { return false }
                 pushFailed = true
-                if let url = extraInfo["url"] { failedPushURLs.insert(url) }
-                return failedPushURLs.count >= pushURLs.count || extraInfo["url"] == nil
+                if let identity { failedPushes.insert(identity) }
+                return failedPushes.count >= pushURLs.count || identity == nil
             }
             if allFailed && output == nil { done.signal() }
         }

@@ -79,16 +79,21 @@ enum ScreenCommand {
                 + "TLS) or SRT listeners (srt://host:port?streamid=...&passphrase=...&latency=MS); several share one "
                 + "encode. It captures through a capture helper it starts itself, or from any helper on --group NAME. "
                 + "Keys, stream ids and passphrases are never printed; to keep them off the command line too, put the "
-                + "URLs in a private file (--url-file FILE) or in $LIVEPUSH_URL (several separated by spaces)."
+                + "URLs in a private file (--url-file FILE) or in $LIVEPUSH_URL (several separated by spaces). "
+                + "LABEL=URL names a destination (letters, digits, '.', '_', '-'); without a label it is named by its "
+                + "key's fingerprint (the first 6 hex digits of its SHA-256), in status, events, the dashboard and "
+                + "the report."
             examples = [Example("livepush push rtmp://live.example.com/app/KEY --record talk.mkv",
                                 "Pushes the screen and the microphone, and records the same stream to talk.mkv."),
+                        Example("livepush push main=rtmp://live.example.com/app/KEY1 backup=rtmp://live.example.com/app/KEY2",
+                                "Pushes to two keys on one server, named main and backup in 'livepush ctl status'."),
                         Example("livepush push --group desk rtmp://live.example.com/app/KEY",
                                 "Waits for any capture helper on group desk (livepush-capture --group desk) and pushes it.")]
         case "screen":
             summary = "Record the screen to a file and push it to RTMP servers (starts its own capture helper)."
             synopsis = "livepush screen [URL...] [OUTPUT] [options]"
-            description = "Records the screen and pushes it to every URL given (rtmp://, rtmps://, srt://; also "
-                + "--url-file FILE and $LIVEPUSH_URL), through a capture helper it starts itself (livepush-capture, on "
+            description = "Records the screen and pushes it to every URL given (rtmp://, rtmps://, srt://, LABEL=URL to "
+                + "name one; also --url-file FILE and $LIVEPUSH_URL), through a capture helper it starts itself (livepush-capture, on "
                 + "a private group).\n"
                 + "With no argument it records to ./livepush-YYYYMMDD-HHMMSS.mp4; .mp4 is written fragmented "
                 + "(a crash leaves a playable file), .mkv and .flv also work."
@@ -224,7 +229,7 @@ enum ScreenCommand {
         do {
             // Where it goes, what the run reads and writes (files, the mic), before anything starts
             // (after --print-config, which shows a configuration as it is).
-            for url in pushURLs { try StartChecks.pushURL(url) }
+            try StartChecks.pushURLs(pushURLs)
             if let output {
                 try StartChecks.recordingPath(output, option: command == "push" ? "record" : nil,
                                               overwrite: parsed.has("overwrite"))

@@ -15,7 +15,13 @@ enum StartChecks {
     // MARK: Push URLs
 
     /// A push URL the pusher could not use: a wrong scheme (`rmtp://`, `http://`) or a malformed one.
-    static func pushURL(_ url: String) throws(ArgumentError) {
+    static func pushURL(_ text: String) throws(ArgumentError) {
+        let url: String
+        do {
+            url = try LabelledPushURL(text).url
+        } catch {
+            throw .invalidArgument(value: "LABEL=...", reason: error.reason)
+        }
         do {
             _ = try PushDestination(url)
         } catch {
@@ -26,6 +32,19 @@ enum StartChecks {
                 throw .invalidArgument(value: shown, reason: schemeAdvice(lower))
             }
             throw .invalidArgument(value: shown, reason: error.reason)
+        }
+    }
+
+    /// Every destination's URL (`pushURL`), and no label twice: a label is what tells them apart.
+    static func pushURLs(_ texts: [String]) throws(ArgumentError) {
+        var labels: Set<String> = []
+        for text in texts {
+            try pushURL(text)
+            guard let label = try? LabelledPushURL(text).label else { continue }
+            guard labels.insert(label).inserted else {
+                throw .invalidArgument(value: label + "=...", reason: "two destinations are labelled '\(label)': "
+                    + "give each its own label, as in studio=rtmp://... backup=rtmp://...")
+            }
         }
     }
 

@@ -15,6 +15,12 @@ struct ControlCommandTests {
         #expect(try ControlCommand.parse(["bitrate", "800"]) == .bitrate(kbps: 800))
         #expect(try ControlCommand.parse(["min-bitrate", "300"]) == .minBitrate(kbps: 300))
         #expect(try ControlCommand.parse(["add", "rtmp://h/live/k"]) == .add(url: "rtmp://h/live/k"))
+        // A label, before or after the URL, is the LABEL=URL form; the key is redacted in the arguments.
+        #expect(try ControlCommand.parse(["add", "--label", "studio", "rtmp://h/live/k"]) == .add(url: "studio=rtmp://h/live/k"))
+        #expect(try ControlCommand.parse(["add", "rtmp://h/live/k", "--label", "b-2"]) == .add(url: "b-2=rtmp://h/live/k"))
+        #expect(try ControlCommand.parse(["add", "--label", "studio", "rtmp://h/live/k"]).arguments == ["studio=rtmp://h/live/****"])
+        #expect(throws: ControlError.self) { try ControlCommand.parse(["add", "--label", "two words", "rtmp://h/live/k"]) }
+        #expect(throws: ControlError.self) { try ControlCommand.parse(["add", "--label"]) }
         #expect(try ControlCommand.parse(["remove", "1"]) == .remove(index: 1))
         #expect(try ControlCommand.parse(["reconnect"]) == .reconnect)
         #expect(try ControlCommand.parse(["events"]) == .events)

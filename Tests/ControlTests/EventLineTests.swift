@@ -61,9 +61,11 @@ import Testing
     @Test func volumeLineMatchesTheDictionaryPath() {
         var writer = EventLineWriter()
         for volume in [0, 57, 100] {
-            writer.volume(volume, stamp: Self.stamp)
-            #expect(String(decoding: writer.bytes, as: UTF8.self)
-                == Self.dictionaryLine("volume", ["volume": volume], Self.stamp))
+            for muted in [false, true] {
+                writer.volume(volume, muted: muted, stamp: Self.stamp)
+                #expect(String(decoding: writer.bytes, as: UTF8.self)
+                    == Self.dictionaryLine("volume", ["volume": volume, "muted": muted], Self.stamp))
+            }
         }
     }
 

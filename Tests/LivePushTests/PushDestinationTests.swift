@@ -4,6 +4,19 @@ import Testing
 
 /// Push URLs of the three schemes, their redaction, and where they may come from.
 @Suite(.timeLimit(.minutes(10))) struct PushDestinationTests {
+    @Test func labelEqualsURLNamesADestinationAndTheFingerprintIsOfItsKey() throws {
+        let written = try LabelledPushURL("studio=rtmp://h/live/key1?token=x")
+        #expect(written.label == "studio" && written.url == "rtmp://h/live/key1?token=x")
+        #expect(try LabelledPushURL("rtmp://h/live/k=1").label == nil, "an '=' after :// is the URL's")
+        #expect(throws: PushURLError.self) { try LabelledPushURL("my key=rtmp://h/live/k") }
+        #expect(throws: PushURLError.self) { try LabelledPushURL("=rtmp://h/live/k") }
+        // RTMP: of the key with its query; SRT: of the stream id and the passphrase.
+        #expect(try PushDestination("rtmp://h/live/abc").keyFingerprint == "ba7816")
+        let one = try PushDestination("srt://h:9000?streamid=a&passphrase=0123456789ab")
+        let two = try PushDestination("srt://h:9000?streamid=a&passphrase=0123456789ac")
+        #expect(one.keyFingerprint != two.keyFingerprint)
+    }
+
     @Test func srtURLsKeepTheirSettingsAndShowNoSecret() throws {
         let destination = try PushDestination("srt://ingest.example.invalid:9000?streamid=%23!::r=live/key1,m=publish"
             + "&passphrase=abcdefghijkl&latency=300")

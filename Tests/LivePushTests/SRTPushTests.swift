@@ -136,6 +136,25 @@ struct SRTPushTests {
         #expect(frames >= 120, "ffmpeg kept \(frames) frames of about 150")
     }
 
+    /// Issue 35 item 6: `delayMs` is the connection's round trip (SRT's own msRTT), not the send
+    /// queue's wait. A path whose way back is 150 ms long (the proxy holds every datagram from the
+    /// receiver that long) shows a round trip of about 150 ms, while the queue waits a few ms.
+    @Test func delayMsIsTheRoundTripOfAPathWithALongWayBack() throws {
+        let listener = try SRTListener(latencyMs: 400)
+        let proxy = try UDPProxy(targetPort: listener.port, returnDelayMs: 150)
+        defer { proxy.close() }
+        let observer = try push("srt://127.0.0.1:\(proxy.port)?latency=400", seconds: 6)
+        _ = listener.finish()
+        // The last seconds: SRT's smoothed RTT has left its 100 ms starting value by then.
+        let late = observer.figures.filter { $0.sendBitrateKbps > 0 }.suffix(3)
+        #expect(late.count == 3, "\(observer.figures.map(\.delayMs))")
+        #expect(late.allSatisfy { (150...260).contains($0.delayMs) }, "delayMs \(late.map(\.delayMs)) for a 150 ms way back")
+        #expect(late.allSatisfy { $0.delayMs == $0.srtRttMs }, "one measurement: \(late.map { ($0.delayMs, $0.srtRttMs) })")
+        #expect(late.allSatisfy { $0.queueDelayMs < 100 }, "the queue's own wait: \(late.map(\.queueDelayMs))")
+        let frames = Int(try MediaProbe.videoStream(listener.outputPath)["nb_read_frames"] ?? "") ?? 0
+        #expect(frames >= 100, "the receiver kept \(frames) frames of about 180")
+    }
+
     @Test func aThrottledPathLowersTheBitrateAndItClimbsAfter() throws {
         let listener = try SRTListener()
         let proxy = try UDPProxy(targetPort: listener.port, rateKbps: 600, queueMs: 300)

@@ -113,9 +113,15 @@ public final class UDPProxy: @unchecked Sendable {
     private var closed = false
     private var counts = (forwarded: 0, dropped: 0)
     private var handshakes = 0
+    /// How long each datagram from the server waits before it goes on to the caller (a longer path
+    /// back: SRT's acknowledgements come later, so the round trip grows by this much).
+    private let returnDelayMs: Int
+    private let returnQueue = DispatchQueue(label: "udp-proxy-return")
 
-    public init(targetPort: UInt16, dropPercent: Double = 0, rateKbps: Int = 0, queueMs: Int = 200) throws {
+    public init(targetPort: UInt16, dropPercent: Double = 0, rateKbps: Int = 0, queueMs: Int = 200,
+                returnDelayMs: Int = 0) throws {
         rate = rateKbps
+        self.returnDelayMs = returnDelayMs
         self.dropPercent = dropPercent
         self.queueMs = queueMs
         let toCaller = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
@@ -232,6 +238,21 @@ public final class UDPProxy: @unchecked Sendable {
         while !isClosed {
             let count = buffer.withUnsafeMutableBytes { recv(socketToServer, $0.baseAddress, $0.count, 0) }
             guard count > 0, var caller = lock.withLock({ callerAddress }), !shouldDrop(buffer[0..<count]) else {
+                continue
+            }
+            if returnDelayMs > 0 {
+                let datagram = Array(buffer[0..<count]), socket = socketToCaller, address = caller
+                returnQueue.asyncAfter(deadline: .now() + .milliseconds(returnDelayMs)) { [self] in
+                    guard !isClosed else { return }
+                    var caller = address
+                    _ = datagram.withUnsafeBytes { bytes in
+                        withUnsafePointer(to: &caller) {
+                            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                                sendto(socket, bytes.baseAddress, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                            }
+                        }
+                    }
+                }
                 continue
             }
             _ = buffer.withUnsafeBytes { bytes in

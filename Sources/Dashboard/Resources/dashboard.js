@@ -38,13 +38,18 @@ const charts = {
   fps: makeChart('chart-fps', 'Frames per second', 'fps', ['encoded']),
   queue: makeChart('chart-queue', 'Send queue', 'ms', ['longest']),
   dropped: makeChart('chart-dropped', 'Frames dropped', 'per second', ['dropped for congestion']),
-  cpu: makeChart('chart-cpu', 'CPU', '%', ['LivePush (of one core)', 'system (of all cores)']),
+  cpu: makeChart('chart-cpu', 'CPU', '% of all cores', ['LivePush', 'system']),
   audio: makeChart('chart-audio', 'Audio level (as sent)', '0-100', ['mic', 'desktop']),
 };
 
-// A series per destination, made when it first appears (by its index and redacted URL).
+// What tells a destination from another on the same server: its label, or its key's fingerprint.
+function destinationName(destination) {
+  return destination.label || (destination.keyFingerprint ? 'key ' + destination.keyFingerprint : '');
+}
+
+// A series per destination, made when it first appears (by its index, redacted URL and name).
 function destinationSeries(chart, first, destination) {
-  const label = '#' + destination.index + ' ' + destination.url;
+  const label = '#' + destination.index + ' ' + destination.url + ' (' + destinationName(destination) + ')';
   let found = chart.data.datasets.findIndex((set) => set.label === label);
   if (found < 0) {
     const set = dataset(label, chart.data.datasets.length);
@@ -129,7 +134,7 @@ async function refreshStatus() {
     const body = document.querySelector('#destinations tbody');
     body.replaceChildren(...status.destinations.map((d) => {
       const row = document.createElement('tr');
-      [d.index, d.url, d.status, d.sendBitrateKbps, d.queueMs, d.framesDropped].forEach((value, column) => {
+      [d.index, d.url + ' (' + destinationName(d) + ')', d.status, d.sendBitrateKbps, d.queueMs, d.framesDropped].forEach((value, column) => {
         const cell = document.createElement('td');
         if (column === 1) {
           // The URL may break after a slash or a colon (<wbr>), so that the table fits a narrow screen.

@@ -43,7 +43,7 @@
   chart('chart-queue', 'Send queue', 'ms', [{ label: 'longest', points: s.queueMs }]
     .concat(data.destinations.map((d) => ({ label: d.label, points: d.queueMs }))));
   chart('chart-dropped', 'Frames dropped', 'per second', [{ label: 'dropped for congestion', points: s.framesDropped }]);
-  chart('chart-cpu', 'CPU', '%', [{ label: 'LivePush (of one core)', points: s.appCpu },
+  chart('chart-cpu', 'CPU', '%', [{ label: 'LivePush (of all cores)', points: s.appCpu },
                                   { label: 'system (of all cores)', points: s.systemCpu }]);
   chart('chart-audio', 'Audio level (as sent)', '0-100', [{ label: 'mic', points: s.micLevel },
                                                           { label: 'desktop', points: s.desktopLevel }]);
