@@ -71,7 +71,7 @@ extension SharedScreen {
                 ["min-bitrate", "300"], ["add", "--label", "extra", try TestEnvironment.recordURL(key: addedKey)],
                 ["remove", "1"], ["reconnect"], ["bgm", "start", music], ["bgm", "volume", "50"], ["bgm", "stop"],
                 ["watermark", "add", mark + "@0.1,0.1,0.2"], ["snapshot", directory + "/shot.png"],
-                ["sei", "hello", "--repeat", "2"], ["keyframe"],
+                ["sei", "hello", "--repeat", "2"], ["keyframe"], ["record", "pause"], ["record", "resume"],
             ]
             var answers: [String: [String: Any]] = [:]
             for words in commands {
