@@ -23,14 +23,17 @@ public enum ControlCommand: Equatable, Sendable {
     case events
     /// Watermarks (issue 16): add one from a file, or remove one by its id.
     case watermark(ControlWatermarkAction)
-    /// Writes the next outgoing picture to a PNG file (issue 16).
-    case snapshot(path: String)
+    /// Writes the next outgoing picture to a PNG file (issue 16), or a series of them (issue 35).
+    case snapshot(path: String, series: ControlSnapshotSeries = ControlSnapshotSeries())
     /// An SEI message in the video (issue 16): the text, in how many frames, after how long, keyframes only.
     case sei(text: String, repeatCount: Int, delayMs: Int, keyFrameOnly: Bool)
     /// A keyframe now, for a viewer who joined (issue 22), and optionally another one `followUpMs` later.
     case keyframe(followUpMs: Int?)
     /// The local recording (issue 34): start one to a file, stop, pause or resume it.
     case record(ControlRecordAction)
+    /// The switches a person changes while live (issue 35): mirrors, preview, mic processing, ear
+    /// monitoring, log level, restart (SettingCommands.swift).
+    case setting(ControlSetting)
 
     /// Every verb with its arguments, for help texts and error messages.
     public static let verbs: [(verb: String, arguments: String, help: String)] = [
@@ -45,13 +48,16 @@ public enum ControlCommand: Equatable, Sendable {
         ("add", "[--label NAME] URL | [--label NAME] --url-file FILE",
          "Push to one more destination; --label NAME (or LABEL=URL) names it in status, events, the dashboard and the report."),
         ("remove", "N", "Stop pushing to destination N (as 'status' numbers them, from 0)."),
-        ("reconnect", "", "Drop every RTMP connection and connect again."),
+        ("reconnect", "", "Drop every connection and connect again; destinations that gave up start again too."),
         ("events", "", "Stream the JSON events (one per line) until Ctrl-C."),
-        ("bgm", "start FILE [loop] | stop | pause | resume | volume PERCENT",
-         "Background music: play FILE (looped with 'loop'), stop, pause, resume, or set its volume (0 to 400)."),
+        ("bgm", "start FILE [loop] | stop | pause | resume | volume PERCENT | loop on|off",
+         "Background music: play FILE (looped with 'loop', else as 'bgm loop' set), stop, pause, resume, set its "
+             + "volume (0 to 400), or loop this track and the next ones (or not)."),
         ("watermark", "add FILE@X,Y,W[,OPACITY] | remove ID",
          "Draw a PNG or JPEG on the stream (X, Y, W fractions of the picture; the answer has its id), or remove one."),
-        ("snapshot", "FILE", "Write the next picture viewers get (watermarks and placeholders included) to FILE as a PNG."),
+        ("snapshot", "FILE [--count N] [--interval MS]",
+         "Write the next picture viewers get (watermarks and placeholders included) to FILE as a PNG; with --count, "
+             + "N pictures (1 to 100) MS ms apart (100 to 60000, default 1000) to FILE-1.png, FILE-2.png, ..."),
         ("sei", "TEXT [--repeat N] [--delay MS] [--keyframe-only]",
          "Insert TEXT into the video as an SEI message, in N frames (default 1; keyframes with --keyframe-only) after MS ms (default 0)."),
         ("keyframe", "[--follow-up MS]",
@@ -60,7 +66,7 @@ public enum ControlCommand: Equatable, Sendable {
         ("record", "start FILE | stop | pause | resume",
          "Record the broadcast to FILE (.mkv, .mp4 or .flv) while it goes on, stop, pause (nothing is written) or resume "
              + "(from the next keyframe, with no gap in the file's timestamps)."),
-    ]
+    ] + ControlSetting.verbs
 
     /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
     /// word that is wrong and what would be right.
@@ -137,7 +143,7 @@ public enum ControlCommand: Equatable, Sendable {
             return .add(url: url)
         case "remove": return .remove(index: try number(try one("N"), 0...999, "destination indexes"))
         case "bgm":
-            let usage = "use: bgm start FILE [loop] | stop | pause | resume | volume PERCENT"
+            let usage = "use: bgm start FILE [loop] | stop | pause | resume | volume PERCENT | loop on|off"
             guard let action = args.first else { throw .missingValue(command: verb, expected: "start, stop, pause, resume or volume") }
             let rest = Array(args.dropFirst())
             switch action {
@@ -146,7 +152,13 @@ public enum ControlCommand: Equatable, Sendable {
                 guard rest.count == 1 || (rest.count == 2 && rest[1] == "loop") else {
                     throw .invalidValue(command: verb, value: rest.last ?? "", reason: usage)
                 }
-                return .bgm(.start(path: path, loop: rest.count == 2))
+                return .bgm(.start(path: path, loop: rest.count == 2 ? true : nil))
+            case "loop":
+                guard rest.count == 1, rest[0] == "on" || rest[0] == "off" else {
+                    if rest.isEmpty { throw .missingValue(command: verb, expected: "loop on|off") }
+                    throw .invalidValue(command: verb, value: rest[rest.count == 1 ? 0 : 1], reason: "use: bgm loop on|off")
+                }
+                return .bgm(.loop(rest[0] == "on"))
             case "stop", "pause", "resume":
                 guard rest.isEmpty else { throw .invalidValue(command: verb, value: rest[0], reason: "'bgm \(action)' takes no value") }
                 return .bgm(action == "stop" ? .stop : action == "pause" ? .pause : .resume)
@@ -176,9 +188,9 @@ public enum ControlCommand: Equatable, Sendable {
             default: throw .invalidValue(command: verb, value: args[0], reason: usage)
             }
         case "snapshot":
-            let path = try one("FILE")
+            guard let path = args.first else { throw .missingValue(command: verb, expected: "FILE") }
             guard path.hasSuffix(".png") else { throw .invalidValue(command: verb, value: path, reason: "the file name must end in .png") }
-            return .snapshot(path: path)
+            return .snapshot(path: path, series: try ControlSnapshotSeries.parse(Array(args.dropFirst())))
         case "sei": return try parseSEI(args)
         case "record": return .record(try ControlRecordAction.parse(args))
         case "keyframe":
@@ -191,7 +203,9 @@ public enum ControlCommand: Equatable, Sendable {
                 throw .invalidValue(command: verb, value: args[2], reason: "use: keyframe [--follow-up MS]")
             }
             return .keyframe(followUpMs: try number(args[1], 100...10000, "ms"))
-        default: throw .unknownCommand(verb, known: verbNames)
+        default:
+            guard let setting = try ControlSetting.parse(verb, args) else { throw .unknownCommand(verb, known: verbNames) }
+            return .setting(setting)
         }
     }
 
@@ -216,6 +230,7 @@ public enum ControlCommand: Equatable, Sendable {
         case .sei: "sei"
         case .keyframe: "keyframe"
         case .record: "record"
+        case .setting(let setting): setting.verb
         }
     }
 
@@ -230,11 +245,12 @@ public enum ControlCommand: Equatable, Sendable {
         case .remove(let index): [String(index)]
         case .bgm(let action): action.arguments
         case .watermark(let action): action.arguments
-        case .snapshot(let path): [path]
+        case .snapshot(let path, let series): [path] + series.arguments
         case .sei(let text, let repeatCount, let delayMs, let keyFrameOnly):
             [text, "--repeat", String(repeatCount), "--delay", String(delayMs)] + (keyFrameOnly ? ["--keyframe-only"] : [])
         case .keyframe(let followUpMs): followUpMs.map { ["--follow-up", String($0)] } ?? []
         case .record(let action): action.arguments
+        case .setting(let setting): setting.arguments
         }
     }
 
@@ -273,7 +289,10 @@ public enum ControlCommand: Equatable, Sendable {
 
 /// What `bgm` does.
 public enum ControlMusicAction: Equatable, Sendable {
-    case start(path: String, loop: Bool)
+    /// `loop` nil: as the loop setting is (`bgm loop on|off`).
+    case start(path: String, loop: Bool?)
+    /// Loop the track playing and the next ones, or not.
+    case loop(Bool)
     case stop
     case pause
     case resume
@@ -282,7 +301,8 @@ public enum ControlMusicAction: Equatable, Sendable {
     /// The words after `bgm`, as typed.
     var arguments: [String] {
         switch self {
-        case .start(let path, let loop): ["start", path] + (loop ? ["loop"] : [])
+        case .start(let path, let loop): ["start", path] + (loop == true ? ["loop"] : [])
+        case .loop(let on): ["loop", on ? "on" : "off"]
         case .stop: ["stop"]
         case .pause: ["pause"]
         case .resume: ["resume"]

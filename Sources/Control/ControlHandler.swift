@@ -78,8 +78,13 @@ public final class ControlHandler: @unchecked Sendable {
                     ? "there is no destination" : "destinations are numbered 0 to \(count - 1) ('status' lists them)"))
             }
         case .reconnect:
-            guard pusher.isPushing else { return .failure(.refused(command: command.verb, reason: "nothing is being pushed")) }
-            pusher.reconnectPush()
+            // Also after every destination gave up: they start again with full retries.
+            let code = pusher.reconnectPush()
+            guard code == 0 else {
+                return .failure(.refused(command: command.verb, reason: code == -1
+                    ? "there is no destination (add one with 'add URL')"
+                    : "a destination could not start again (\(code)): 'status' and the events say why"))
+            }
         case .bgm(let action):
             switch action {
             case .start(let path, let loop):
@@ -97,14 +102,15 @@ public final class ControlHandler: @unchecked Sendable {
             case .pause: pusher.pauseBGM()
             case .resume: pusher.resumeBGM()
             case .volume(let percent): pusher.setBGMVolume(percent)
+            case .loop(let on): pusher.setBGMLoop(on)
             }
         case .watermark(let action):
             switch PictureCommands.watermark(action, pusher: pusher, verb: command.verb) {
             case .success(let fields): extra = fields
             case .failure(let error): return .failure(error)
             }
-        case .snapshot(let path):
-            switch PictureCommands.snapshot(path: path, pusher: pusher, verb: command.verb) {
+        case .snapshot(let path, let series):
+            switch PictureCommands.snapshots(path: path, series: series, pusher: pusher, verb: command.verb) {
             case .success(let fields): extra = fields
             case .failure(let error): return .failure(error)
             }
@@ -117,6 +123,11 @@ public final class ControlHandler: @unchecked Sendable {
             }
         case .record(let action):
             switch RecordCommands.execute(action, pusher: pusher, verb: command.verb) {
+            case .success(let fields): extra = fields
+            case .failure(let error): return .failure(error)
+            }
+        case .setting(let setting):
+            switch setting.execute(on: pusher) {
             case .success(let fields): extra = fields
             case .failure(let error): return .failure(error)
             }

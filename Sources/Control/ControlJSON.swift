@@ -42,17 +42,37 @@ public enum ControlJSON {
         return object
     }
 
+    /// A sound source as ctl names it: mic, desktop, music, external.
+    public static func name(of source: AudioSourceKind) -> String {
+        switch source {
+        case .microphone: "mic"
+        case .desktop: "desktop"
+        case .music: "music"
+        case .external: "external"
+        }
+    }
+
+    public static func object(_ settings: LivePusherSettings) -> [String: Any] {
+        [
+            "pushMirror": settings.pushMirror, "previewMirror": settings.previewMirror, "previewOpen": settings.previewOpen,
+            "bgmLoop": settings.bgmLoop, "bgmPlaying": settings.bgmPlaying, "denoise": settings.denoise.rawValue,
+            "agc": settings.automaticGain, "voiceActivity": settings.voiceActivity, "earMonitor": settings.earMonitor,
+            "earMonitorSink": settings.earMonitorSink ?? NSNull(),
+        ]
+    }
+
     public static func object(_ status: LivePusherStatus) -> [String: Any] {
         var volumes: [String: Any] = [:]
-        for (source, percent) in status.volumePercent { volumes[source == .microphone ? "mic" : "desktop"] = percent }
+        for (source, percent) in status.volumePercent { volumes[name(of: source)] = percent }
         return [
             "state": status.state.rawValue, "capturing": status.capturing, "pushing": status.pushing, "paused": status.paused,
             "placeholder": status.placeholder ?? NSNull(), "muted": status.muted,
-            "mutedSources": status.mutedSources.map { $0 == .microphone ? "mic" : "desktop" },
+            "mutedSources": status.mutedSources.map { name(of: $0) },
             "volumePercent": volumes,
             "targetVideoBitrateKbps": status.targetVideoBitrateKbps, "minVideoBitrateKbps": status.minVideoBitrateKbps,
             "currentVideoBitrateKbps": status.currentVideoBitrateKbps, "autoBitrate": status.autoBitrate,
             "recordingPath": status.recordingPath ?? NSNull(), "recordingPaused": status.recordingPaused,
+            "settings": object(status.settings),
             "destinations": status.destinations.map(object), "statistics": object(status.statistics),
         ]
     }

@@ -31,6 +31,30 @@ enum PictureCommands {
         }
     }
 
+    /// Writes `series.count` pictures, `series.intervalMs` apart on the clock, to `path` (one) or
+    /// `FILE-1.png`, `FILE-2.png`, ... (several); the answer's extra fields list them. A picture
+    /// that fails ends the series, and the answer says which files were written.
+    static func snapshots(path: String, series: ControlSnapshotSeries, pusher: LivePusher, verb: String)
+        -> Result<[String: Any], ControlError>
+    {
+        guard series.count > 1 else { return snapshot(path: path, pusher: pusher, verb: verb) }
+        let startNs = DispatchTime.now().uptimeNanoseconds
+        var written: [String] = []
+        for index in 1...series.count {
+            let dueNs = startNs + UInt64(index - 1) * UInt64(series.intervalMs) * 1_000_000
+            let nowNs = DispatchTime.now().uptimeNanoseconds
+            if dueNs > nowNs { usleep(useconds_t((dueNs - nowNs) / 1000)) }
+            let file = series.path(path, index: index)
+            if case .failure(let error) = snapshot(path: file, pusher: pusher, verb: verb) {
+                guard !written.isEmpty else { return .failure(error) }
+                return .failure(.refused(command: verb, reason: "\(error.description) (after \(written.count) pictures: "
+                    + written.joined(separator: ", ") + ")"))
+            }
+            written.append(file)
+        }
+        return .success(["snapshots": written])
+    }
+
     /// Writes the next outgoing picture to `path` as a PNG; the answer's extra fields.
     static func snapshot(path: String, pusher: LivePusher, verb: String) -> Result<[String: Any], ControlError> {
         switch pusher.snapshotPNG() {

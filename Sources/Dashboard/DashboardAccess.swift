@@ -24,15 +24,21 @@ struct DashboardAccess: Sendable {
     let token: String
     let allCommands: Bool
 
-    /// The verbs of the page's buttons (Pause, Resume, Mute mic, Mute all, Unmute, Bitrate, Reconnect),
-    /// and status.
-    static let buttonVerbs: Set<String> = ["status", "pause", "resume", "mute", "unmute", "bitrate", "reconnect"]
+    /// The verbs of the page's buttons (Pause, Resume, Mute mic, Mute all, Unmute, Bitrate, Reconnect,
+    /// the volumes), and status.
+    static let buttonVerbs: Set<String> = ["status", "pause", "resume", "mute", "unmute", "bitrate", "reconnect", "volume"]
 
-    /// Whether the page's buttons send `command`: the verbs above, and the recording's Pause, Resume
-    /// and Stop. `record start FILE` is not a button: it names a file the pusher would create.
+    /// Whether the page's buttons send `command`: the verbs above, the recording's Pause, Resume and
+    /// Stop, the music's loop and volume, and the settings (restart, mirrors, preview, noise
+    /// suppression, gain, voice activity, ear monitoring to the default output, log level).
+    /// Nothing that names a file or a device: `record start FILE`, `bgm start FILE`, `snapshot`,
+    /// `watermark add`, `add URL` and `ear-monitor on SINK` are not buttons.
     static func isButtonCommand(_ command: ControlCommand) -> Bool {
         switch command {
         case .record(.stop), .record(.pause), .record(.resume): true
+        case .bgm(.loop), .bgm(.volume): true
+        case .setting(.earMonitor(_, let sink)): sink == nil
+        case .setting: true
         default: buttonVerbs.contains(command.verb)
         }
     }
@@ -64,8 +70,9 @@ struct DashboardAccess: Sendable {
     /// Why `/api/control` may not run `command`, or nil.
     func commandRefusal(_ command: ControlCommand) -> String? {
         guard !allCommands, !Self.isButtonCommand(command) else { return nil }
-        return "the dashboard takes only its buttons' commands (pause, resume, mute, unmute, bitrate, reconnect, "
-            + "record stop|pause|resume); "
+        return "the dashboard takes only its buttons' commands (pause, resume, mute, unmute, volume, bitrate, "
+            + "reconnect, record stop|pause|resume, bgm loop|volume, and the settings: restart, mirror, preview, "
+            + "denoise, agc, voice-activity, ear-monitor on|off, log-level); "
             + "'\(command.verb)' needs livepush started with --dashboard-control all"
     }
 

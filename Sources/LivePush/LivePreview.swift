@@ -8,7 +8,8 @@ import Synchronization
 public struct PreviewConfig: Sendable, Equatable {
     /// How the picture fills a window of another shape: fit (black bars), fill (stretched), crop.
     public var mode: ScaleMode
-    /// Mirrors the preview only, left to right (`setPushMirror` mirrors the stream itself).
+    /// Mirrors the preview, left to right. Independent of `setPushMirror`, as in the reference
+    /// SDKs: the preview is the screen mirrored exactly when this is set, whether the stream is.
     public var previewMirror: Bool
     /// The window's size at the start; nil: the stream's size.
     public var width: Int?
@@ -88,9 +89,12 @@ final class LivePreview: @unchecked Sendable {
                 if !window.handleEvents() { closedByUser = true; break }
                 continue
             }
+            // The picture is the stream's, mirrored when the stream is: flipped once more when only
+            // one of the two mirrors is on, so that the preview mirror alone decides.
+            let flip = mirrored != compositor.isMirrored
             let open = window.draw { pixels, width, height, stride in
                 renderer.render(frame, into: pixels, width: width, height: height, strideBytes: stride, scaleMode: mode,
-                                mirrored: mirrored)
+                                mirrored: flip)
             }
             if !open { closedByUser = true; break }
         }

@@ -60,10 +60,13 @@ extension LivePusher {
 
     // MARK: Mirror
 
-    /// Mirrors the stream left to right (viewers, recordings and the preview see it mirrored)
-    /// from the next picture on; the reference SDK's `setEncoderMirror`. Watermarks stay readable:
-    /// they are drawn after the mirror.
+    /// Mirrors the stream left to right (viewers and recordings see it mirrored) from the next
+    /// picture on; the reference SDKs' `setPushMirror`. Watermarks stay readable: they are drawn
+    /// after the mirror. The preview follows `setPreviewMirror` alone.
     public func setPushMirror(_ mirrored: Bool) { picture.setMirrored(mirrored) }
+
+    /// Whether the stream is mirrored (`setPushMirror`, or the configuration's `pushMirror`).
+    public var pushMirror: Bool { picture.mirrored }
 
     // MARK: Video hook
 
@@ -98,6 +101,37 @@ extension LivePusher {
         }
         return running ? 0 : -1
     }
+
+    /// Takes `count` pictures `intervalMs` apart (the reference SDKs' `snapshot:interval:`), each
+    /// handed to `onSnapshotComplete` as it is taken. 0; -1 when screen capture is not running;
+    /// -2 for a count outside 1 to 100 or an interval outside 100 to 60000 ms (nothing is taken).
+    @discardableResult
+    public func snapshot(count: Int, intervalMs: Int) -> Int32 {
+        guard Self.snapshotCounts.contains(count), Self.snapshotIntervalsMs.contains(intervalMs) else { return -2 }
+        guard pipeline != nil else { return snapshot() }
+        DispatchQueue.global().async { [weak self] in
+            let startNs = DispatchTime.now().uptimeNanoseconds
+            for index in 0..<count {
+                // On the clock, not after each picture: a slow PNG does not stretch the series.
+                let dueNs = startNs + UInt64(index) * UInt64(intervalMs) * 1_000_000
+                let nowNs = DispatchTime.now().uptimeNanoseconds
+                if dueNs > nowNs { usleep(useconds_t((dueNs - nowNs) / 1000)) }
+                guard let self else { return }
+                let result = self.snapshotPNG()
+                self.notify { observer in
+                    switch result {
+                    case .success(let png): observer.onSnapshotComplete(image: png, error: nil)
+                    case .failure(let error): observer.onSnapshotComplete(image: nil, error: error.description)
+                    }
+                }
+            }
+        }
+        return 0
+    }
+
+    /// How many pictures one `snapshot(count:intervalMs:)` may take, and how far apart.
+    public static let snapshotCounts = 1...100
+    public static let snapshotIntervalsMs = 100...60_000
 
     /// The next outgoing picture as a PNG file's bytes (libavcodec's png encoder), waiting up to `timeoutMs`.
     public func snapshotPNG(timeoutMs: Int = 2000) -> Result<[UInt8], SnapshotError> {

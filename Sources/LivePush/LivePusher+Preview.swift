@@ -4,12 +4,13 @@ import Media
 /// The preview window (issue 16): what viewers get, in an X11 window on this machine.
 extension LivePusher {
     /// Opens an X11 window showing the outgoing picture (watermarks and placeholders included)
-    /// as `config` says. Returns 0, -1 when screen capture is not running, or
+    /// as `config` says; nil: as the last window was, with the mirror and mode set since
+    /// (`PreviewConfig()` at first). Returns 0, -1 when screen capture is not running, or
     /// `LivePushErrorCode.previewUnavailable` when no window can be opened (no X display, no
     /// MIT-SHM), also sent to `onError`. Closing the window never stops the broadcast: it is a
     /// warning (`previewClosed`); `startPreview` opens it again.
     @discardableResult
-    public func startPreview(_ config: PreviewConfig = PreviewConfig()) -> Int32 {
+    public func startPreview(_ config: PreviewConfig? = nil) -> Int32 {
         do {
             let wasOpen = previewWindowID != nil
             let windowID = try picture.startPreview(config) { [weak self] in
@@ -38,9 +39,14 @@ extension LivePusher {
     /// The preview window's X11 id while it is open (for tools such as `xwininfo -id`).
     public var previewWindowID: UInt32? { picture.preview?.windowID }
 
-    /// Mirrors the preview only (`previewMirror`), live.
-    public func setPreviewMirror(_ mirrored: Bool) { picture.preview?.setMirrored(mirrored) }
+    /// Mirrors the preview (`previewMirror`), live, and the next window too. Independent of
+    /// `setPushMirror`, as in the reference SDKs: the preview shows the screen mirrored exactly
+    /// when this is set (so with the push mirror alone, the preview shows the screen unmirrored).
+    public func setPreviewMirror(_ mirrored: Bool) { picture.setPreviewMirrored(mirrored) }
 
-    /// The preview's display mode (fit, fill, crop), live.
-    public func setPreviewMode(_ mode: ScaleMode) { picture.preview?.setMode(mode) }
+    /// Whether the preview is mirrored (`setPreviewMirror`, or the last `startPreview`'s config).
+    public var previewMirror: Bool { picture.previewConfig.previewMirror }
+
+    /// The preview's display mode (fit, fill, crop), live, and the next window's too.
+    public func setPreviewMode(_ mode: ScaleMode) { picture.setPreviewMode(mode) }
 }

@@ -23,12 +23,13 @@ extension LivePusher {
 
     /// Plays the music file at `path` (MP3, M4A/AAC, FLAC, Ogg Vorbis or Opus, WAV), mixed into
     /// the stream as its own source, in a loop when `loop` (the end joins the start without a
-    /// gap), replacing what played before. Returns 0 (then `onBGMStarted`, `onBGMProgress` once
+    /// gap; nil: as `setBGMLoop` set it, not looped at first), replacing what played before. A
+    /// given `loop` is kept for later tracks, as `setBGMLoop`. Returns 0 (then `onBGMStarted`, `onBGMProgress` once
     /// a second, `onBGMComplete` at the end), −1 when screen capture or audio is not started, or
     /// `LivePushErrorCode.bgmFileUnreadable` (also in `onBGMError` and `onError`, saying why);
     /// the broadcast goes on either way.
     @discardableResult
-    public func startBGM(path: String, loop: Bool = false) -> Int32 { sound.startBGM(path: path, loop: loop) }
+    public func startBGM(path: String, loop: Bool? = nil) -> Int32 { sound.startBGM(path: path, loop: loop) }
 
     /// Stops the background music (no `onBGMComplete`).
     public func stopBGM() { sound.withMusic { $0.stop() } }
@@ -39,8 +40,13 @@ extension LivePusher {
     /// Resumes paused background music from where it was.
     public func resumeBGM() { sound.withMusic { $0.resume() } }
 
-    /// Whether the music loops at its end (the reference SDK's setBGMLoop).
-    public func setBGMLoop(_ loop: Bool) { sound.withMusic { $0.setLoop(loop) } }
+    /// Whether the music loops at its end (the reference SDKs' setBGMLoop): the track playing
+    /// now and every later one. Set before `startBGM` (or before screen capture starts), it
+    /// applies to the first track.
+    public func setBGMLoop(_ loop: Bool) { sound.setBGMLoop(loop) }
+
+    /// Whether music loops (`setBGMLoop`, or the last `startBGM` that said).
+    public var bgmLoop: Bool { sound.bgmLoopSetting }
 
     /// The background music's volume in percent: 100 as decoded, 0 silent, up to 400.
     public func setBGMVolume(_ percent: Int) { sound.setVolume(percent, for: .music) }
@@ -85,6 +91,11 @@ extension LivePusher {
     /// microphone (within 300 ms), or stops reporting.
     public func enableVoiceActivityDetection(_ enabled: Bool = true) { sound.setVoiceActivityDetection(enabled) }
 
+    /// The microphone's processing as set: noise suppression level, automatic gain, voice activity.
+    public var microphoneProcessing: (denoise: AudioDenoiseLevel, automaticGain: Bool, voiceActivity: Bool) {
+        sound.microphoneSettings
+    }
+
     // MARK: Ear monitoring
 
     /// Plays the microphone (and the background music) to a PipeWire sink, so that the
@@ -97,4 +108,11 @@ extension LivePusher {
     /// While ear monitoring runs: how long the microphone's sound takes from its capture to
     /// the sink, in ms, as measured on the playback stream; nil otherwise.
     public var earMonitorLatencyMs: Int? { sound.earMonitor?.latencyMs }
+
+    /// Ear monitoring as asked (`setEarsBack`): on or off and its sink (nil: the default output),
+    /// and whether it plays now.
+    public var earMonitor: (enabled: Bool, sink: String?, playing: Bool) {
+        let setting = sound.earMonitorSetting
+        return (setting.enabled, setting.sink, sound.earMonitor != nil)
+    }
 }

@@ -90,8 +90,31 @@ public struct LivePusherStatus: Equatable, Sendable {
     public var recordingPath: String?
     /// The recording is paused (`pauseLocalRecording`).
     public var recordingPaused = false
+    /// The settings a person at the controls changes (ctl, the dashboard): the mirrors, the
+    /// preview, the music's loop and the microphone's processing.
+    public var settings = LivePusherSettings()
     public var destinations: [LivePushDestinationStatus] = []
     public var statistics = LivePusherStatistics()
+}
+
+/// The switches of `LivePusher` that are not figures: what `status` says of them.
+public struct LivePusherSettings: Equatable, Sendable {
+    /// The stream is mirrored (`setPushMirror`).
+    public var pushMirror = false
+    /// The preview is mirrored (`setPreviewMirror`); independent of `pushMirror`.
+    public var previewMirror = false
+    /// The preview window is open.
+    public var previewOpen = false
+    /// Background music loops (`setBGMLoop`).
+    public var bgmLoop = false
+    /// Background music plays now.
+    public var bgmPlaying = false
+    public var denoise = AudioDenoiseLevel.off
+    public var automaticGain = false
+    public var voiceActivity = false
+    /// Ear monitoring is asked for (`setEarsBack`); `earMonitorSink` nil: the default output.
+    public var earMonitor = false
+    public var earMonitorSink: String?
 }
 
 /// The mute switches and volumes of the audio pipeline.
@@ -124,11 +147,26 @@ extension LivePusher {
         status.autoBitrate = config.autoBitrate
         status.recordingPath = recording?.path
         status.recordingPaused = recording?.isPaused ?? false
+        status.settings = settings
         status.destinations = outputs.destinationStatuses
         status.pushing = !status.destinations.isEmpty
         status.statistics = tick.latest
         status.state = pusherState
         return status
+    }
+
+    /// The switches `status` reports (`LivePusherSettings`).
+    public var settings: LivePusherSettings {
+        var settings = LivePusherSettings()
+        settings.pushMirror = pushMirror
+        settings.previewMirror = previewMirror
+        settings.previewOpen = previewWindowID != nil
+        settings.bgmLoop = bgmLoop
+        settings.bgmPlaying = isBGMPlaying
+        (settings.denoise, settings.automaticGain, settings.voiceActivity) = microphoneProcessing
+        let ear = earMonitor
+        (settings.earMonitor, settings.earMonitorSink) = (ear.enabled, ear.sink)
+        return settings
     }
 
     /// Stops publishing to the destination at `index` in `pushURLs` (FCUnpublish, deleteStream);

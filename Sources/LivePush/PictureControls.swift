@@ -13,6 +13,8 @@ final class PictureControls: @unchecked Sendable {
         var compositor: VideoCompositor?
         var loadedConfiguredWatermarks = false
         var preview: LivePreview?
+        /// The preview's settings: those of the last `startPreview`, with the mirror and mode set since.
+        var previewConfig = PreviewConfig()
     }
 
     private let state = Mutex(State())
@@ -107,9 +109,14 @@ final class PictureControls: @unchecked Sendable {
         preview?.stop()
     }
 
-    /// Opens the preview window on the running capture's compositor; nil when capture is not running.
-    func startPreview(_ config: PreviewConfig, onClosed: @escaping @Sendable () -> Void) throws -> UInt32? {
-        guard let compositor = state.withLock({ $0.compositor }) else { return nil }
+    /// Opens the preview window on the running capture's compositor, as `config` says (nil: the
+    /// last settings); nil when capture is not running.
+    func startPreview(_ config: PreviewConfig?, onClosed: @escaping @Sendable () -> Void) throws -> UInt32? {
+        guard let (compositor, config) = state.withLock({ state -> (VideoCompositor, PreviewConfig)? in
+            guard let compositor = state.compositor else { return nil }
+            if let config { state.previewConfig = config }
+            return (compositor, state.previewConfig)
+        }) else { return nil }
         stopPreview()
         let preview = try LivePreview(config: config, compositor: compositor)
         preview.onClosed = { [weak self, weak preview] in
@@ -130,4 +137,21 @@ final class PictureControls: @unchecked Sendable {
     }
 
     var preview: LivePreview? { state.withLock { $0.preview } }
+
+    /// The preview's mirror, kept for the next window when none is open.
+    func setPreviewMirrored(_ mirrored: Bool) {
+        state.withLock {
+            $0.previewConfig.previewMirror = mirrored
+            $0.preview?.setMirrored(mirrored)
+        }
+    }
+
+    func setPreviewMode(_ mode: ScaleMode) {
+        state.withLock {
+            $0.previewConfig.mode = mode
+            $0.preview?.setMode(mode)
+        }
+    }
+
+    var previewConfig: PreviewConfig { state.withLock { $0.previewConfig } }
 }

@@ -65,11 +65,28 @@ final class SoundControls: @unchecked Sendable {
 
     // MARK: Background music
 
-    func startBGM(path: String, loop: Bool) -> Int32 {
-        guard let music = lock.withLock({ self.music }) else { return -1 }
-        lock.withLock { bgmLoop = loop }
+    /// Plays `path`, looped as `loop` says; nil: as the loop setting is (`setBGMLoop`). A given
+    /// `loop` becomes the setting, for the next track too.
+    func startBGM(path: String, loop: Bool?) -> Int32 {
+        guard let (music, loop) = lock.withLock({ () -> (BackgroundMusic, Bool)? in
+            guard let music = self.music else { return nil }
+            if let loop { bgmLoop = loop }
+            return (music, bgmLoop)
+        }) else { return -1 }
         return music.start(path: path, loop: loop)
     }
+
+    /// Whether music loops: this track, if one plays, and every later one (kept before the
+    /// audio pipeline exists and across tracks, as the reference SDKs' `setBGMLoop`).
+    func setBGMLoop(_ loop: Bool) {
+        let music = lock.withLock { () -> BackgroundMusic? in
+            bgmLoop = loop
+            return self.music
+        }
+        music?.setLoop(loop)
+    }
+
+    var bgmLoopSetting: Bool { lock.withLock { bgmLoop } }
 
     func withMusic(_ body: (BackgroundMusic) -> Void) {
         if let music = lock.withLock({ self.music }) { body(music) }
@@ -101,6 +118,14 @@ final class SoundControls: @unchecked Sendable {
     }
 
     func setVoiceActivityDetection(_ enabled: Bool) { processing.setVoiceActivityDetection(enabled) }
+
+    /// The microphone's processing as set: noise suppression, automatic gain, voice activity.
+    var microphoneSettings: (denoise: NoiseSuppressionLevel, automaticGain: Bool, voiceActivity: Bool) {
+        processing.settings
+    }
+
+    /// Ear monitoring as asked (`setEarMonitor`): on or off, and the sink (nil: the default one).
+    var earMonitorSetting: (enabled: Bool, sink: String?) { lock.withLock { earMonitorRequest } }
 
     // MARK: Ear monitoring
 
@@ -153,6 +178,10 @@ final class MicrophoneProcessing: @unchecked Sendable {
             self.automaticGain = automaticGain
             suppressor?.configure(level: level, automaticGain: automaticGain)
         }
+    }
+
+    var settings: (denoise: NoiseSuppressionLevel, automaticGain: Bool, voiceActivity: Bool) {
+        lock.withLock { (level, automaticGain, voiceActivity) }
     }
 
     func setVoiceActivityDetection(_ enabled: Bool) {

@@ -163,6 +163,9 @@ final class VideoCompositor: @unchecked Sendable {
     /// Mirrors the stream left to right (or not) from the next picture on.
     func setMirrored(_ mirrored: Bool) { state.withLock { $0.mirrored = mirrored } }
 
+    /// Whether the stream is mirrored now (the preview undoes it unless the preview is mirrored too).
+    var isMirrored: Bool { state.withLock { $0.mirrored } }
+
     /// The hook called with every outgoing picture just before it is encoded (nil: none).
     func setProcessHook(_ hook: (@Sendable (inout VideoProcessFrame) -> Void)?) { state.withLock { $0.processHook = hook } }
 

@@ -78,7 +78,9 @@ enum ControlCommandLine {
         }
         // A file named on this command line is where this command runs, not where the broadcast does.
         switch command {
-        case .snapshot(let path): words = ["snapshot", absolute(path)]
+        case .snapshot(let path, let series):
+            command = .snapshot(path: absolute(path), series: series)
+            words = [command.verb] + command.arguments
         case .record(.start(let path)):
             command = .record(.start(path: absolute(path)))
             words = [command.verb] + command.arguments

@@ -10,7 +10,8 @@ enum PreviewOptions {
             + "closing it never stops the broadcast."),
         .value("preview-mode", valueName: "fit|fill|crop",
                help: "How the preview fills its window: fit with black bars (default), fill (stretch) or crop."),
-        .flag("preview-mirror", help: "Mirror the preview only (--push-mirror mirrors the stream too)."),
+        .flag("preview-mirror", help: "Mirror the preview, independently of --push-mirror (which mirrors the stream "
+            + "but not the preview), as in the reference SDKs."),
         .value("preview-geometry", valueName: "WxH+X+Y",
                help: "The preview window's size and place (default: the video's size at 0,0)."),
     ]

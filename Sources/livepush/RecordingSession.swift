@@ -330,6 +330,14 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     func onPushStatusUpdate(status: PushStatus, message: String, extraInfo: [String: String]) {
         // A give-up (its cause given) follows the error that already said why: a failed push is printed once.
         if status == .disconnected && extraInfo["cause"] != nil { return }
+        // A destination that failed and publishes again (`ctl reconnect` after it gave up) has not
+        // failed: the summary says what it pushed, and the run exits 0 when nothing else failed.
+        if status == .connectSuccess, let url = extraInfo["url"] {
+            let identity = Self.identity(url: url, keyFingerprint: extraInfo["keyFingerprint"] ?? "")
+            lock.withLock {
+                if failedPushes.remove(identity) != nil && failedPushes.isEmpty { pushFailed = false }
+            }
+        }
         if !quiet || status != .connectSuccess { note(message) }
     }
 

@@ -30,8 +30,9 @@ struct WatchOptions {
               help: "Allow --dashboard on an address other machines reach (not 127.x.x.x): the page, its token and "
                   + "the picture then travel in clear text (plain HTTP); prefer ssh -L to a 127.0.0.1 dashboard."),
         .value("dashboard-control", valueName: "buttons|all",
-               help: "What the dashboard may do: its buttons' commands (pause, resume, mute, unmute, bitrate, "
-                   + "reconnect; the default) or all, every command of 'livepush ctl' (add, snapshot, bgm, ...)."),
+               help: "What the dashboard may do: its buttons' commands (pause, resume, mute, volume, bitrate, "
+                   + "reconnect, restart, the settings; the default) or all, every command of 'livepush ctl' "
+                   + "(add, snapshot, bgm start, ...)."),
         .value("report", valueName: "FILE.html",
                help: "At the end, write the session report: charts, summary and timeline in one HTML file."),
     ]

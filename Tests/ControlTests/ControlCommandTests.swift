@@ -24,7 +24,7 @@ struct ControlCommandTests {
         #expect(try ControlCommand.parse(["remove", "1"]) == .remove(index: 1))
         #expect(try ControlCommand.parse(["reconnect"]) == .reconnect)
         #expect(try ControlCommand.parse(["events"]) == .events)
-        #expect(try ControlCommand.parse(["bgm", "start", "/m/song.mp3"]) == .bgm(.start(path: "/m/song.mp3", loop: false)))
+        #expect(try ControlCommand.parse(["bgm", "start", "/m/song.mp3"]) == .bgm(.start(path: "/m/song.mp3", loop: nil)))
         #expect(try ControlCommand.parse(["bgm", "start", "/m/song.mp3", "loop"]) == .bgm(.start(path: "/m/song.mp3", loop: true)))
         #expect(try ControlCommand.parse(["bgm", "stop"]) == .bgm(.stop))
         #expect(try ControlCommand.parse(["bgm", "pause"]) == .bgm(.pause))
@@ -41,7 +41,7 @@ struct ControlCommandTests {
             try ControlCommand.parse(["bgm", "start"])
         }
         #expect(throws: ControlError.invalidValue(command: "bgm", value: "twice",
-                                                   reason: "use: bgm start FILE [loop] | stop | pause | resume | volume PERCENT")) {
+                                                   reason: "use: bgm start FILE [loop] | stop | pause | resume | volume PERCENT | loop on|off")) {
             try ControlCommand.parse(["bgm", "start", "/m/song.mp3", "twice"])
         }
         #expect(throws: ControlError.invalidValue(command: "bgm", value: "900",

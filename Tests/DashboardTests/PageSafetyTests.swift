@@ -70,10 +70,15 @@ struct PageSafetyTests {
     @Test func theButtonsCommandsAloneUnlessAllAreAllowed() throws {
         let buttons = DashboardAccess(address: "127.0.0.1", port: 1, token: "t", allCommands: false)
         let all = DashboardAccess(address: "127.0.0.1", port: 1, token: "t", allCommands: true)
-        for words in [["pause"], ["resume"], ["mute", "mic"], ["unmute", "all"], ["bitrate", "900"], ["reconnect"]] {
+        for words in [["pause"], ["resume"], ["mute", "mic"], ["unmute", "all"], ["bitrate", "900"], ["reconnect"],
+                      ["restart"], ["mirror", "push", "on"], ["preview", "open"], ["denoise", "high"], ["agc", "on"],
+                      ["voice-activity", "off"], ["ear-monitor", "on"], ["log-level", "debug"], ["volume", "mic", "50"],
+                      ["bgm", "loop", "on"], ["bgm", "volume", "80"]] {
             #expect(buttons.commandRefusal(try ControlCommand.parse(words)) == nil, "\(words)")
         }
-        for words in [["add", "rtmp://h/a/k"], ["snapshot", "/tmp/x.png"], ["bgm", "stop"], ["remove", "0"]] {
+        // Nothing that names a file, a device or a destination.
+        for words in [["add", "rtmp://h/a/k"], ["snapshot", "/tmp/x.png"], ["bgm", "stop"], ["remove", "0"],
+                      ["bgm", "start", "/tmp/a.mp3"], ["ear-monitor", "on", "alsa_output.hdmi"], ["record", "start", "/tmp/r.mkv"]] {
             #expect(buttons.commandRefusal(try ControlCommand.parse(words))?.contains("--dashboard-control all") == true)
             #expect(all.commandRefusal(try ControlCommand.parse(words)) == nil)
         }

@@ -151,9 +151,55 @@ async function refreshStatus() {
     }));
     const input = document.getElementById('bitrate-value');
     if (!input.value) input.value = status.targetVideoBitrateKbps;
+    showSettings(status);
   } catch (error) {
     document.getElementById('state').textContent = 'the broadcast does not answer (' + error + ')';
   }
+}
+
+// The settings' controls show what the broadcast has (status.settings), except the one being
+// edited: a control that has focus keeps what the user is typing or choosing.
+function showSettings(status) {
+  const settings = status.settings;
+  const set = (id, value) => {
+    const element = document.getElementById(id);
+    if (document.activeElement === element) return;
+    if (element.type === 'checkbox') element.checked = value; else element.value = value;
+  };
+  set('push-mirror', settings.pushMirror);
+  set('preview-open', settings.previewOpen);
+  set('preview-mirror', settings.previewMirror);
+  set('bgm-loop', settings.bgmLoop);
+  set('denoise', settings.denoise);
+  set('agc', settings.agc);
+  set('voice-activity', settings.voiceActivity);
+  set('ear-monitor', settings.earMonitor);
+  set('mic-volume', status.volumePercent.mic ?? 100);
+  set('desktop-volume', status.volumePercent.desktop ?? 100);
+  set('bgm-volume', status.volumePercent.music ?? 100);
+  set('log-level', status.logLevel);
+}
+
+// Each setting sends the ctl command of the same name when it changes.
+function wireSettings() {
+  const onOff = (checkbox) => (checkbox.checked ? 'on' : 'off');
+  const bind = (id, commandFor) => {
+    const element = document.getElementById(id);
+    element.onchange = () => { const [command, args] = commandFor(element); send(command, args); element.blur(); };
+  };
+  document.getElementById('restart').onclick = () => send('restart');
+  bind('push-mirror', (e) => ['mirror', ['push', onOff(e)]]);
+  bind('preview-open', (e) => ['preview', [e.checked ? 'open' : 'close']]);
+  bind('preview-mirror', (e) => ['mirror', ['preview', onOff(e)]]);
+  bind('bgm-loop', (e) => ['bgm', ['loop', onOff(e)]]);
+  bind('denoise', (e) => ['denoise', [e.value]]);
+  bind('agc', (e) => ['agc', [onOff(e)]]);
+  bind('voice-activity', (e) => ['voice-activity', [onOff(e)]]);
+  bind('ear-monitor', (e) => ['ear-monitor', [onOff(e)]]);
+  bind('mic-volume', (e) => ['volume', ['mic', e.value]]);
+  bind('desktop-volume', (e) => ['volume', ['desktop', e.value]]);
+  bind('bgm-volume', (e) => ['bgm', ['volume', e.value]]);
+  bind('log-level', (e) => ['log-level', [e.value]]);
 }
 
 async function send(command, args) {
@@ -185,6 +231,7 @@ async function start() {
   document.getElementById('record-pause').onclick = () => send('record', ['pause']);
   document.getElementById('record-resume').onclick = () => send('record', ['resume']);
   document.getElementById('record-stop').onclick = () => send('record', ['stop']);
+  wireSettings();
   document.getElementById('bitrate').onclick = () => send('bitrate', [document.getElementById('bitrate-value').value]);
   const history = await (await fetch('api/history', withToken)).json();
   history.forEach(handle);
