@@ -8,7 +8,8 @@ import Media
 import SafeText
 
 /// The keys of a `--config` file beside LivePushConfig's: destinations, the recording, the capture
-/// target (passed to the capture helper) and the audio sources.
+/// target (passed to the capture helper), the audio sources, and the sound, preview and log options
+/// (`FileOptionKey`).
 struct BroadcastSettings: Equatable {
     /// Push URLs (the `destinations` key); command-line URLs replace them.
     var destinations: [String] = []
@@ -21,9 +22,12 @@ struct BroadcastSettings: Equatable {
     var microphoneName: String?
     var microphone: Bool?
     var desktopAudio: Bool?
+    /// The sound, preview and log options the file sets, as a command line would give them (`FileOptionKey`).
+    var options = ParsedArguments()
 
-    /// The file's keys, in the order docs/guide.md's table lists them.
+    /// The file's keys, in the order docs/guide.md's tables list them.
     static let keys = ["destinations", "recordingPath", "capture", "microphone", "desktopAudio"]
+        + FileOptionKey.all.map(\.key)
 
     /// The `capture` object's keys: each is the helper option of the same meaning.
     static let captureValueKeys: [(key: String, option: String)] = [
@@ -78,11 +82,11 @@ enum BroadcastFile {
             return (try LivePushConfig.decodeJSON(data), BroadcastSettings())
         }
         let encodingKeys = LivePushConfig.Field.allCases.map(\.jsonKey)
-        let unknown = object.keys.filter { !encodingKeys.contains($0) && !BroadcastSettings.keys.contains($0) }.sorted()
+        let known = encodingKeys + BroadcastSettings.keys
+        let unknown = object.keys.filter { !known.contains($0) }.sorted()
         if !unknown.isEmpty {
-            let list = unknown.map { "'\($0)'" }.joined(separator: ", ")
-            throw .json("unknown key\(unknown.count == 1 ? "" : "s") \(list); the keys are: "
-                + (encodingKeys + BroadcastSettings.keys).joined(separator: ", "))
+            throw .json("unknown key\(unknown.count == 1 ? "" : "s") \(named(unknown, near: known)); the keys are: "
+                + known.joined(separator: ", "))
         }
         var broadcast = BroadcastSettings()
         if let value = object.removeValue(forKey: "destinations") {
@@ -104,15 +108,18 @@ enum BroadcastFile {
             if let name = value as? String, !name.isEmpty {
                 broadcast.microphone = true
                 broadcast.microphoneName = name
-            } else if let on = boolean(value) {
+            } else if let on = JSONValue.boolean(value) {
                 broadcast.microphone = on
             } else {
                 throw .json("key 'microphone': expected a source's node name (see 'livepush devices'), true or false")
             }
         }
         if let value = object.removeValue(forKey: "desktopAudio") {
-            guard let on = boolean(value) else { throw .json("key 'desktopAudio': expected true or false") }
+            guard let on = JSONValue.boolean(value) else { throw .json("key 'desktopAudio': expected true or false") }
             broadcast.desktopAudio = on
+        }
+        for entry in FileOptionKey.all {
+            if let value = object.removeValue(forKey: entry.key) { try entry.read(value, into: &broadcast.options) }
         }
         let rest: Data
         do { rest = try JSONSerialization.data(withJSONObject: object) } catch { throw .json("\(error)") }
@@ -127,7 +134,7 @@ enum BroadcastFile {
         }
         let unknown = capture.keys.filter { !known.contains($0) }.sorted()
         if !unknown.isEmpty {
-            let list = unknown.map { "'capture.\($0)'" }.joined(separator: ", ")
+            let list = named(unknown, near: known, prefix: "capture.")
             throw .json("unknown key\(unknown.count == 1 ? "" : "s") \(list) in 'capture'; its keys are: "
                 + known.joined(separator: ", "))
         }
@@ -135,7 +142,7 @@ enum BroadcastFile {
             guard let item = capture[key] else { continue }
             if let text = item as? String, !text.isEmpty {
                 broadcast.captureValues[option] = text
-            } else if let number = item as? Int, boolean(item) == nil {
+            } else if let number = item as? Int, JSONValue.boolean(item) == nil {
                 broadcast.captureValues[option] = String(number)  // a window or node id
             } else {
                 throw .json("key 'capture.\(key)': expected a string, as --\(option) takes")
@@ -143,16 +150,18 @@ enum BroadcastFile {
         }
         for (key, option, flagWhen) in flagKeys {
             guard let item = capture[key] else { continue }
-            guard let on = boolean(item) else { throw .json("key 'capture.\(key)': expected true or false") }
+            guard let on = JSONValue.boolean(item) else { throw .json("key 'capture.\(key)': expected true or false") }
             if on == flagWhen { broadcast.captureFlags.insert(option) }
         }
     }
 
-    /// A JSON true or false. JSONSerialization gives NSNumber for numbers and booleans alike (and
-    /// `as? Bool` accepts 0 and 1); a boolean's type encoding is "c".
-    private static func boolean(_ value: Any) -> Bool? {
-        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { return nil }
-        return number.boolValue
+    /// Unknown keys as a message lists them, each with a "did you mean" when a known key is near:
+    /// `'micVolum' (did you mean 'micVolume'?), 'x'`.
+    private static func named(_ unknown: [String], near known: [String], prefix: String = "") -> String {
+        unknown.map { key in
+            let near = Suggestion.nearest(to: key, in: known)
+            return "'\(prefix)\(key)'" + (near.map { " (did you mean '\(prefix)\($0)'?)" } ?? "")
+        }.joined(separator: ", ")
     }
 }
 
@@ -160,12 +169,12 @@ enum BroadcastFile {
 /// be saved and given to `--config`), with every stream key replaced by ****.
 enum EffectiveConfiguration {
     static func json(config: LivePushConfig, destinations: [String], recordingPath: String?,
-                     helperArguments: [String], audio: AudioChoice) -> String
+                     helperArguments: [String], audio: AudioChoice, watch: WatchOptions) -> String
     {
-        var object: [String: Any] = [:]
+        var object = optionKeys(sound: audio.sound, watch: watch)
         if let data = try? JSONEncoder().encode(config),
            let encoding = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
-            object = encoding
+            object.merge(encoding) { _, encoded in encoded }
         }
         object["destinations"] = destinations.map(redacted)
         if let recordingPath { object["recordingPath"] = recordingPath }

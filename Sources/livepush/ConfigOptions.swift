@@ -11,8 +11,8 @@ enum ConfigOptions {
 
     static let specs: [OptionSpec] = [
         .value("config", valueName: "FILE",
-               help: "Read the configuration (encoding, destinations, recording, capture, audio) from a JSON file; "
-                   + "options given too override it."),
+               help: "Read the configuration (encoding, destinations, recording, capture, audio, sound, preview, log "
+                   + "level) from a JSON file; options given too override it."),
         .value(Field.resolution.optionName, valueName: "1080p|WxH",
                help: "Video size: 360p, 540p, 720p, 1080p, 1440p, 2160p or e.g. 1280x720 (default 1080p)."),
         .value(Field.fps.optionName, valueName: "N", help: "Frames per second, 1 to 60 (default 30)."),

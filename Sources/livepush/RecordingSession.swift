@@ -78,6 +78,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         do {
             try watching.openEvents()
             pusher = try LivePusher(config: config, observer: watching.hub)
+            audio.sound.applyVolumes(to: pusher)
             try pusher.startScreenCapture(group: group, audio: audio.hasAudio)
         } catch {
             Terminal.printError("livepush: \(error)")

@@ -44,6 +44,10 @@ enum ScreenCommand {
             + "screen and push with --desktop-audio); with no sound at all, a video-only stream."),
         .value("bgm", valueName: "FILE[,loop]", help: "Mix background music from FILE (MP3, M4A, FLAC, Ogg, Opus, WAV); ',loop' repeats it."),
         .value("bgm-volume", valueName: "PERCENT", help: "Background music volume, 0 to 400 (default 100)."),
+        .value("mic-volume", valueName: "PERCENT",
+               help: "The microphone's volume at the start, 0 to 400 (default 100; 0 silent, over 100 amplified)."),
+        .value("desktop-volume", valueName: "PERCENT",
+               help: "The desktop audio's (or the helper's sound's) volume at the start, 0 to 400 (default 100)."),
         .value("denoise", valueName: "off|low|medium|high", help: "Noise suppression on the mic (speexdsp; default off)."),
         .flag("agc", help: "Automatic gain on the mic (levels the voice)."),
         .flag("voice-activity", help: "Print when a voice starts and stops on the mic."),
@@ -130,9 +134,11 @@ enum ScreenCommand {
         let specs = runOptions + ConfigOptions.specs + audioOptions + WatchOptions.specs + [overwriteOption]
             + (command == "record" ? [groupOption] : captureOptions + [helperOption])
             + (command == "push" ? [recordOption, groupOption] : [])
-        let parsed: ParsedArguments
+        var parsed: ParsedArguments
         let config: LivePushConfig
         var fromFile = BroadcastSettings()
+        // Which options the file gave (its sound, preview and log keys): their errors name the key.
+        var origin = FileOptionOrigin()
         var pushURLs: [String] = []
         let watch: WatchOptions
         do {
@@ -142,7 +148,10 @@ enum ScreenCommand {
                 Terminal.exit(.success)
             }
             let loaded = try parsed.value("config").map(BroadcastFile.load)
-            if let loaded { fromFile = loaded.broadcast }
+            if let loaded, let path = parsed.value("config") {
+                fromFile = loaded.broadcast
+                (parsed, origin) = FileOptionOrigin.merge(fromFile.options, into: parsed, configPath: path)
+            }
             config = try ConfigOptions.config(from: parsed, file: loaded?.encoding)
             watch = try WatchOptions.parse(parsed)
             let files = parsed.positionals.filter { !isURL($0) }
@@ -183,7 +192,8 @@ enum ScreenCommand {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
             }
         } catch {
-            Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
+            Terminal.printError("livepush \(command): \(origin.attributed(error))\n"
+                + "Run 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
         // The command line wins over the file: its FILE (or --record) the file's recordingPath, each
@@ -203,7 +213,8 @@ enum ScreenCommand {
         do {
             audio.sound = try SoundChoice(parsed)
         } catch {
-            Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
+            Terminal.printError("livepush \(command): \(origin.attributed(error))\n"
+                + "Run 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
         let helperArguments = captureOptions.flatMap { spec -> [String] in
@@ -219,7 +230,7 @@ enum ScreenCommand {
         if parsed.has("print-config") {
             print(EffectiveConfiguration.json(config: config, destinations: pushURLs, recordingPath: output,
                                               helperArguments: helperOnGroup ? [] : helperArguments,
-                                              audio: audio))
+                                              audio: audio, watch: watch))
             Terminal.exit(.success)
         }
         if let problem = CameraOptions.cameraProblem(parsed, file: fromFile) {
@@ -236,7 +247,8 @@ enum ScreenCommand {
             }
             try StartChecks.inputs(config: config, audio: audio, helper: parsed.value("helper"))
         } catch {
-            Terminal.printError("livepush \(command): \(error)\nRun 'livepush \(command) --help' for usage.")
+            Terminal.printError("livepush \(command): \(origin.attributed(error))\n"
+                + "Run 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
         let session = RecordingSession(config: config, output: output, overwrite: parsed.has("overwrite"), pushURLs: pushURLs,

@@ -122,12 +122,13 @@ import TestSupport
     }
 
     @Test(arguments: [
-        (#"{"capture": {"regoin": "0,0,10,10"}}"#, "unknown key 'capture.regoin' in 'capture'; its keys are: display,"),
+        (#"{"capture": {"regoin": "0,0,10,10"}}"#,
+         "unknown key 'capture.regoin' (did you mean 'capture.region'?) in 'capture'; its keys are: display,"),
         (#"{"capture": {"cursor": "no"}}"#, "key 'capture.cursor': expected true or false"),
         (#"{"destinations": "rtmp://a/live/k"}"#, "key 'destinations': expected an array of push URLs"),
         (#"{"microphone": 3}"#, "key 'microphone': expected a source's node name (see 'livepush devices'), true or false"),
         (#"{"desktopAudio": 1}"#, "key 'desktopAudio': expected true or false"),
-        (#"{"destination": []}"#, "unknown key 'destination'; the keys are: resolution,"),
+        (#"{"destination": []}"#, "unknown key 'destination' (did you mean 'destinations'?); the keys are: resolution,"),
     ])
     func broadcastKeysAreCheckedAsStrictlyAsTheOthers(json: String, message: String) throws {
         let path = try configFile(json)
