@@ -148,6 +148,44 @@ extension SharedScreen {
             #expect(gapS < 0.5, "a hole of \(gapS) s in what nginx received")
         }
 
+        /// The dashboard's settings in headless Chromium at 1366 x 768 (a common laptop): each one
+        /// used as a person would changes the broadcast (its status, and the mirror at nginx).
+        @Test(.timeLimit(.minutes(5)))
+        func theDashboardsSettingsSteerTheBroadcastAtALaptopsWidth() throws {
+            let key = UniqueName.make("dashsettings")
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "bars"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--mic", try TestEnvironment.microphone(), "--quiet",
+                "--dashboard", "0", "--duration", "90",
+            ])
+            #expect(try broadcast.waitUntilPublishing(timeoutSeconds: 20), "\(broadcast.command.errorSoFar)")
+            #expect(broadcast.command.waitForError("dashboard: http://127.0.0.1:"), "\(broadcast.command.errorSoFar)")
+            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n").first { $0.contains("dashboard: http") })
+            let url = String(try #require(line.split(separator: " ").last))
+            let screenshot = "/tmp/livepush-dashboard-settings.png"
+            let check = try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/browser_check.py"), "settings",
+                                                          url, screenshot], timeoutSeconds: 90)
+            #expect(check.exitCode == 0, "\(check)")
+            let seen = try #require(try JSONSerialization.jsonObject(with: Data(check.standardOutput.utf8)) as? [String: Any],
+                                    "\(check)")
+            print("dashboard settings: \(seen); screenshot \(screenshot)")
+            for field in ["loaded", "mirrorUnchecked", "pushMirrorInStatus", "denoiseInStatus", "agcInStatus", "micVolumeInStatus",
+                          "restartAnswered", "controlsShowStatus", "fits"] {
+                #expect(seen[field] as? Bool == true, "\(field): \(seen)")
+            }
+            #expect((seen["restartAnswer"] as? [String: Any])?["ok"] as? Bool == true, "\(seen)")
+            #expect(try broadcast.waitUntilPublishing(timeoutSeconds: 15), "publishing again after the dashboard's restart")
+            Thread.sleep(forTimeInterval: 2)  // 2 s of the mirrored stream after the restart
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            // nginx's file was opened anew by the restart's publish: what it holds is mirrored.
+            let pictures = try leftRight(try TestEnvironment.recordedFile(key: key).path).filter { abs($0.left - $0.right) > 100 }
+            #expect(pictures.count >= 30 && pictures.allSatisfy { $0.left < $0.right },
+                    "\(pictures.count) pictures after the restart, \(pictures.filter { $0.left > $0.right }.count) not mirrored")
+        }
+
         @Test(.timeLimit(.minutes(5)))
         func restartAndAReconnectAfterGivingUpBringTheStreamBack() throws {
             let nginx = try PrivateNginx()

@@ -15,6 +15,10 @@
   browser_check.py record URL OUT.png      the dashboard of a run that records: the recording's
                                            buttons shown, Pause, Resume and Stop clicked in turn and
                                            each seen in the status; a screenshot while paused
+  browser_check.py settings URL OUT.png    the dashboard at 1366 x 768: Mirror stream, Noise
+                                           suppression, Auto gain, the mic's volume and Restart
+                                           used as a person would, each seen in the status; whether
+                                           the page fits across; a screenshot
   browser_check.py fit URL WIDTH HEIGHT OUT.png   the dashboard in a WIDTH x HEIGHT window once a
                                            destination row is shown: whether the page and the
                                            destinations table fit across; a screenshot
@@ -319,10 +323,47 @@ def record(url, screenshot):
     return report
 
 
+def settings(url, screenshot):
+    """The settings' controls at 1366 x 768, each change seen in the broadcast's status."""
+    report = {}
+    browser = Browser(1366, 768)
+    status = "livepushDashboard.lastStatus"
+    change = "(id, value) => { const e = document.getElementById(id); e.value = value; e.dispatchEvent(new Event('change')); }"
+    try:
+        browser.open(url)
+        report["loaded"] = browser.wait_for(f"window.livepushDashboard && {status} && {status}.settings !== undefined", 20)
+        report["mirrorUnchecked"] = browser.evaluate("document.getElementById('push-mirror').checked === false")
+        browser.evaluate("document.getElementById('push-mirror').click()")
+        report["pushMirrorInStatus"] = browser.wait_for(f"{status}.settings.pushMirror === true", 10)
+        browser.evaluate(f"({change})('denoise', 'high')")
+        report["denoiseInStatus"] = browser.wait_for(f"{status}.settings.denoise === 'high'", 10)
+        browser.evaluate("document.getElementById('agc').click()")
+        report["agcInStatus"] = browser.wait_for(f"{status}.settings.agc === true", 10)
+        browser.evaluate(f"({change})('mic-volume', '60')")
+        report["micVolumeInStatus"] = browser.wait_for(f"{status}.volumePercent.mic === 60", 10)
+        browser.evaluate("document.getElementById('restart').click()")
+        report["restartAnswered"] = browser.wait_for(
+            "livepushDashboard.lastAnswer && livepushDashboard.lastAnswer.command === 'restart'", 10)
+        report["restartAnswer"] = browser.evaluate("livepushDashboard.lastAnswer")
+        time.sleep(1.5)  # the controls are redrawn from the status each second
+        report["controlsShowStatus"] = browser.evaluate(
+            "document.getElementById('push-mirror').checked && document.getElementById('agc').checked"
+            " && document.getElementById('denoise').value === 'high'")
+        report["fits"] = browser.evaluate(
+            "document.documentElement.scrollWidth <= window.innerWidth"
+            " && document.getElementById('settings').getBoundingClientRect().right <= window.innerWidth")
+        browser.screenshot(screenshot)
+    finally:
+        browser.close()
+    return report
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "fit":
         print(json.dumps(fit(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
+    elif mode == "settings":
+        print(json.dumps(settings(sys.argv[2], sys.argv[3])))
     elif mode == "record":
         print(json.dumps(record(sys.argv[2], sys.argv[3])))
     elif mode == "attack":

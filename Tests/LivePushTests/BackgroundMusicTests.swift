@@ -106,6 +106,36 @@ struct BackgroundMusicTests {
         #expect(observer.lock.withLock { observer.events } == ["started(25)", "complete"])
     }
 
+    /// Issue 35: the reference SDKs' setBGMLoop is a setting. Set before the music starts it loops
+    /// the first track, and the next track started without saying loops too.
+    @Test func theLoopSetBeforeTheMusicHoldsForItAndTheNextTrack() throws {
+        let first = try SoundSignals.toneFile(ext: "wav", codec: "pcm_s16le", frequencyHz: 600, amplitude: Self.amplitude,
+                                              seconds: 1.0)
+        let second = try SoundSignals.toneFile(ext: "wav", codec: "pcm_s16le", frequencyHz: 600, amplitude: Self.amplitude,
+                                               seconds: 1.0)
+        defer { [first, second].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        let observer = Recorder()
+        let loopSeen = Mutex<[Bool]>([])
+        let key = try push(seconds: 5, observer: observer) { pusher in
+            pusher.setBGMLoop(true)
+            #expect(pusher.startBGM(path: first) == 0)
+            Thread.sleep(forTimeInterval: 2)  // let it run: two passes of the first file (stream time 0-2 s)
+            loopSeen.withLock { $0.append(pusher.isBGMPlaying) }
+            #expect(pusher.startBGM(path: second) == 0)
+            Thread.sleep(forTimeInterval: 2)  // two passes of the second (2-4 s)
+            loopSeen.withLock { $0.append(pusher.isBGMPlaying && pusher.bgmLoop) }
+        }
+        let received = try SoundSignals.receivedAudio(key: key, atLeastSeconds: 4.5)
+        func level(_ from: Double, _ to: Double) -> Double {
+            AudioAnalysis.rmsDbfs(Array(received[Int(from * 48000)..<min(received.count, Int(to * 48000))]))
+        }
+        // Past each file's 1 s end, the music goes on: the loop held for both.
+        let firstAgain = level(1.3, 1.8), secondAgain = level(3.3, 3.8)
+        #expect(firstAgain > -12 && secondAgain > -12, "after the end of the first file \(firstAgain), of the second \(secondAgain) dBFS")
+        #expect(loopSeen.withLock { $0 } == [true, true], "playing at 2 s and at 4 s: \(loopSeen.withLock { $0 })")
+        #expect(observer.lock.withLock { observer.events } == ["started(10)", "started(10)"], "no complete: both looped")
+    }
+
     @Test func aMissingOrCorruptFileIsAnErrorAndTheBroadcastGoesOn() throws {
         let corrupt = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("corrupt")).path + ".mp3"
         _ = FileManager.default.createFile(atPath: corrupt, contents: Data((0..<20000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
