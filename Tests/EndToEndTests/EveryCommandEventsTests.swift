@@ -72,6 +72,8 @@ extension SharedScreen {
                 ["remove", "1"], ["reconnect"], ["bgm", "start", music], ["bgm", "volume", "50"], ["bgm", "stop"],
                 ["watermark", "add", mark + "@0.1,0.1,0.2"], ["snapshot", directory + "/shot.png"],
                 ["sei", "hello", "--repeat", "2"], ["keyframe"], ["record", "pause"], ["record", "resume"],
+                ["restart"], ["mirror", "push", "on"], ["denoise", "low"], ["agc", "on"], ["voice-activity", "on"],
+                ["ear-monitor", "off"], ["preview", "close"], ["log-level", "info"], ["bgm", "loop", "on"],
             ]
             var answers: [String: [String: Any]] = [:]
             for words in commands {
