@@ -89,17 +89,19 @@ extension LivePusher {
     @discardableResult
     public func snapshot() -> Int32 {
         let running = pipeline != nil
-        DispatchQueue.global().async { [weak self] in
-            guard let self else { return }
-            let result = self.snapshotPNG()
-            self.notify { observer in
-                switch result {
-                case .success(let png): observer.onSnapshotComplete(image: png, error: nil)
-                case .failure(let error): observer.onSnapshotComplete(image: nil, error: error.description)
-                }
+        DispatchQueue.global().async { [weak self] in self?.takeSnapshot() }
+        return running ? 0 : -1
+    }
+
+    /// One picture, handed to `onSnapshotComplete` (or why there is none).
+    private func takeSnapshot() {
+        let result = snapshotPNG()
+        notify { observer in
+            switch result {
+            case .success(let png): observer.onSnapshotComplete(image: png, error: nil)
+            case .failure(let error): observer.onSnapshotComplete(image: nil, error: error.description)
             }
         }
-        return running ? 0 : -1
     }
 
     /// Takes `count` pictures `intervalMs` apart (the reference SDKs' `snapshot:interval:`), each
@@ -117,13 +119,7 @@ extension LivePusher {
                 let nowNs = DispatchTime.now().uptimeNanoseconds
                 if dueNs > nowNs { usleep(useconds_t((dueNs - nowNs) / 1000)) }
                 guard let self else { return }
-                let result = self.snapshotPNG()
-                self.notify { observer in
-                    switch result {
-                    case .success(let png): observer.onSnapshotComplete(image: png, error: nil)
-                    case .failure(let error): observer.onSnapshotComplete(image: nil, error: error.description)
-                    }
-                }
+                self.takeSnapshot()
             }
         }
         return 0

@@ -42,16 +42,6 @@ extension SharedScreen {
             }
         }
 
-        /// The window's pixels (ffmpeg's x11grab of it), RGB24, or nil while it cannot be grabbed.
-        private func windowPixels(_ windowID: String) throws -> [UInt8]? {
-            let raw = temporary("window", "rgb")
-            defer { try? FileManager.default.removeItem(atPath: raw) }
-            let grab = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "x11grab", "-window_id", windowID,
-                                                        "-i", try TestEnvironment.display(), "-frames:v", "1",
-                                                        "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
-            guard grab.exitCode == 0 else { return nil }
-            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
-        }
 
         private func previewWindow(_ broadcast: LiveBroadcast) throws -> String? {
             let info = try ProcessRunner.run("xwininfo", ["-display", try TestEnvironment.display(),
@@ -62,7 +52,7 @@ extension SharedScreen {
 
         /// Whether the preview's left edge is bright (the white bar: the screen as it is).
         private func previewLeftIsWhite(_ window: String) throws -> Bool? {
-            guard let pixels = try windowPixels(window), pixels.count == 320 * 240 * 3 else { return nil }
+            guard let pixels = try X11Painter.windowPixels(window), pixels.count == 320 * 240 * 3 else { return nil }
             let index = (120 * 320 + 10) * 3
             return pixels[index] > 200 ? true : pixels[index] < 60 ? false : nil
         }
@@ -161,9 +151,7 @@ extension SharedScreen {
                 "--dashboard", "0", "--duration", "90",
             ])
             #expect(try broadcast.waitUntilPublishing(timeoutSeconds: 20), "\(broadcast.command.errorSoFar)")
-            #expect(broadcast.command.waitForError("dashboard: http://127.0.0.1:"), "\(broadcast.command.errorSoFar)")
-            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n").first { $0.contains("dashboard: http") })
-            let url = String(try #require(line.split(separator: " ").last))
+            let url = try broadcast.dashboardURL()
             let screenshot = "/tmp/livepush-dashboard-settings.png"
             let check = try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/browser_check.py"), "settings",
                                                           url, screenshot], timeoutSeconds: 90)

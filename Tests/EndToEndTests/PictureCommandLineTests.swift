@@ -101,16 +101,6 @@ extension SharedScreen {
             #expect(still.count == last.count && difference <= 6, "the last snapshot and the stream differ by \(difference)")
         }
 
-        /// The window's pixels as the X server has them (ffmpeg's x11grab of that window), RGB24.
-        private func windowPixels(_ windowID: String) throws -> [UInt8]? {
-            let raw = temporary("window", "rgb")
-            defer { try? FileManager.default.removeItem(atPath: raw) }
-            let grab = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "x11grab", "-window_id", windowID,
-                                                        "-i", try TestEnvironment.display(), "-frames:v", "1",
-                                                        "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
-            guard grab.exitCode == 0 else { return nil }
-            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
-        }
 
         /// Closed with the close button (WM_DELETE_WINDOW, what a window manager sends), or by xkill
         /// (the X server drops the preview's connection).
@@ -144,7 +134,7 @@ extension SharedScreen {
             var preview: [UInt8] = []
             let shown = Date().addingTimeInterval(10)
             while Date() < shown {
-                if let pixels = try windowPixels(window), pixels.count == 320 * 240 * 3 {
+                if let pixels = try X11Painter.windowPixels(window), pixels.count == 320 * 240 * 3 {
                     preview = pixels
                     if near(pixel(pixels, 300, 10), Self.red) { break }
                 }

@@ -115,9 +115,7 @@ extension SharedScreen {
                 "--duration", "90",
             ])
             #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
-            #expect(broadcast.command.waitForError("dashboard: http://127.0.0.1:"), "\(broadcast.command.errorSoFar)")
-            let line = try #require(broadcast.command.errorSoFar.split(separator: "\n").first { $0.contains("dashboard: http") })
-            let url = String(try #require(line.split(separator: " ").last))
+            let url = try broadcast.dashboardURL()
             let screenshot = "/tmp/livepush-dashboard-recording.png"
             let check = try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/browser_check.py"), "record",
                                                           url, screenshot], timeoutSeconds: 90)

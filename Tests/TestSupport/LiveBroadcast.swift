@@ -47,6 +47,21 @@ public final class LiveBroadcast: @unchecked Sendable {
         return false
     }
 
+    /// The dashboard's address with its token, as the run printed it (`--dashboard`), waiting for it.
+    public func dashboardURL() throws -> String {
+        guard command.waitForError("dashboard: http://"),
+              let line = command.errorSoFar.split(separator: "\n").first(where: { $0.contains("dashboard: http") }),
+              let url = line.split(separator: " ").last
+        else { throw NoDashboard(output: command.errorSoFar) }
+        return String(url)
+    }
+
+    /// The run printed no dashboard address in time; what it printed instead.
+    public struct NoDashboard: Error, CustomStringConvertible {
+        public let output: String
+        public var description: String { "no dashboard address in the run's output: \(output)" }
+    }
+
     /// The event lines written so far, parsed.
     public var events: [[String: Any]] {
         let text = (try? String(contentsOfFile: eventsPath, encoding: .utf8)) ?? ""

@@ -136,4 +136,16 @@ public enum X11Painter {
         }
         return (painter, String(ready.split(separator: " ")[1].dropFirst("window=".count)))
     }
+
+    /// A window's pixels as the test X server has them (ffmpeg's x11grab of that window), RGB24;
+    /// nil while it cannot be grabbed (not mapped yet, or gone).
+    public static func windowPixels(_ windowID: String) throws -> [UInt8]? {
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("window")).path + ".rgb"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let grab = try ProcessRunner.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "x11grab", "-window_id", windowID,
+                                                    "-i", try TestEnvironment.display(), "-frames:v", "1",
+                                                    "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        guard grab.exitCode == 0 else { return nil }
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+    }
 }
