@@ -60,6 +60,8 @@ bench: build
 	# 4K recording against ffmpeg on a private 3840x2160 Xvfb (issue 22; about 2.5 min).
 	$(RELEASE_BIN)/livepush-bench record-size --runs 3 --painter .build/x11-paint
 	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench audio --runs 3
+	# a track per source (issue 34): the mix alone against the mix and three source tracks, at 640x360.
+	tools/testenv run --no-nginx -- $(RELEASE_BIN)/livepush-bench record-tracks --runs 3
 	# PipeWire screen capture against GStreamer's pipewiresrc, on a private PipeWire (docs/benchmarks.md).
 	cc -std=c11 -O2 tools/testclients/pw-video-source.c -o .build/pw-video-source $$(pkg-config --cflags --libs libpipewire-0.3)
 	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench pipewire --runs 3 --producer .build/pw-video-source

@@ -35,6 +35,8 @@ struct AudioPipelineSettings: Sendable {
     var mixDelayMs: Int = 50
     /// The most the mixer waits: what comes later still is a hole, counted (`gapMs`).
     var maxMixDelayMs: Int = 250
+    /// Also encode each source on its own (`SourceTracks`), for recordings with a track per source.
+    var sourceTracks = false
 }
 
 /// The audio pipeline, on its own thread: every 20 ms of the shared CLOCK_MONOTONIC timeline it
@@ -105,6 +107,10 @@ final class AudioPipeline: @unchecked Sendable {
     private var capturedFrames = [Int](repeating: 0, count: AudioSourceKind.allCases.count)
     private var sentEnergyScratch = [Double](repeating: 0, count: AudioSourceKind.allCases.count)
     private var mix: [Float] = []
+    /// Each source's gain in the last frame mixed (its volume; 0 muted or absent), by `kinds` index.
+    private var frameGains = [Float](repeating: 0, count: AudioSourceKind.allCases.count)
+    /// A track per source beside the mix (`settings.sourceTracks`), on this pipeline's thread.
+    private let tracks: SourceTracks?
 
     struct State {
         var sources: [AudioSourceKind: SourceQueue] = [:]
@@ -133,12 +139,16 @@ final class AudioPipeline: @unchecked Sendable {
         encoder = try AACEncoder(settings: AACEncoderSettings(
             sampleRateHz: settings.sampleRateHz, channels: settings.channels, bitrateKbps: settings.bitrateKbps))
         frameSamples = settings.sampleRateHz / 50
+        tracks = settings.sourceTracks ? try SourceTracks(settings: encoder.settings, frameSamples: frameSamples) : nil
         state.withLock { $0.mixDelayNs = UInt64(max(0, settings.mixDelayMs)) * 1_000_000 }
     }
 
     /// Sound that sources delivering it could not bring in time (the mix had silence there), in ms
     /// of the stream, summed over the sources, since the start.
     var gapMs: Int { state.withLock { Int($0.gapNs / 1_000_000) } }
+
+    /// Whether each source is encoded on its own too (`SourceTracks`).
+    var hasSourceTracks: Bool { tracks != nil }
 
     /// How long the mixer waits now after a frame's end for late samples, in ms.
     var mixDelayMs: Int { state.withLock { Int($0.mixDelayNs / 1_000_000) } }
@@ -296,6 +306,7 @@ final class AudioPipeline: @unchecked Sendable {
         }
         do {
             packets = try encoder.flush()
+            try tracks?.flush()
             deliver()
         } catch {
             onEncoderError?(error)
@@ -342,8 +353,10 @@ final class AudioPipeline: @unchecked Sendable {
         // Each source's level as sent (after its volume and mute), for the statistics.
         for (index, kind) in kinds.enumerated() {
             sentEnergyScratch[index] = -1
+            frameGains[index] = 0
             guard hasFrame[index], sourceFrames[index].count == count else { continue }
             let volume = mutedSources.contains(kind) ? 0 : volumes[kind] ?? 1
+            frameGains[index] = muted ? 0 : volume
             sourceFrames[index].withUnsafeBufferPointer { samples in
                 for sample in 0..<count { mix[sample] += samples[sample] * volume }
             }
@@ -387,6 +400,7 @@ final class AudioPipeline: @unchecked Sendable {
     private func skip(frames: Int, frameNs: UInt64) {
         do {
             try encoder.encode([Float](repeating: 0, count: frames * frameSamples * settings.channels), into: &packets)
+            try tracks?.encodeSilence(frames: frames)
             deliver()
         } catch {
             onEncoderError?(error)
@@ -397,6 +411,13 @@ final class AudioPipeline: @unchecked Sendable {
     private func encodeAndDeliver() {
         do {
             try encoder.encode(mix, into: &packets)
+            if let tracks {
+                let kinds = Self.kinds
+                try tracks.encode(frame: { kind in
+                    let index = kinds.firstIndex(of: kind)!
+                    return hasFrame[index] ? sourceFrames[index] : nil
+                }, gain: { kind in frameGains[kinds.firstIndex(of: kind)!] })
+            }
             deliver()
         } catch {
             onEncoderError?(error)
@@ -412,9 +433,14 @@ final class AudioPipeline: @unchecked Sendable {
         state.withLock { state in
             for packet in packets { state.bytesEncoded += packet.payload.count }
         }
-        for packet in packets {
+        for (index, packet) in packets.enumerated() {
             let ptsMs = packet.pts * 1000 / Int64(settings.sampleRateHz)
-            for sink in targets { sink.receiveAudio(packet, ptsMs: ptsMs) }
+            if let tracks {
+                let beside = tracks.packets(beside: packet, at: index)
+                for sink in targets { sink.receiveAudio(packet, ptsMs: ptsMs, sourceTracks: beside) }
+            } else {
+                for sink in targets { sink.receiveAudio(packet, ptsMs: ptsMs) }
+            }
         }
         targets.removeAll(keepingCapacity: true)
         sinkList = targets

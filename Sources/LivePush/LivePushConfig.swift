@@ -269,6 +269,10 @@ public struct LivePushConfig: Sendable, Equatable, Codable {
     public var encoderThreads: Int = 0
     /// A local recording's own encode (`crf=N[,preset=P]`); nil: the recording is the live encode.
     public var recordingQuality: RecordingQuality?
+    /// Recordings get an audio track per source (microphone, desktop audio, music) beside the mix
+    /// (`SourceTracks`): each source is encoded on its own from the start of capture, so it is set
+    /// before `startScreenCapture`. MKV and MP4 only (FLV holds one audio track).
+    public var recordTracks = false
 
     public static let fpsRange = 1...60
     public static let gopSecondsRange = 1...10
@@ -498,6 +502,7 @@ extension LivePushConfig {
                                expected: "a list of {\"path\", \"x\", \"y\", \"width\", \"opacity\"}") ?? []
         pushMirror = try value(Bool.self, .pushMirror, expected: "true or false") ?? false
         enableAutoResolution = try value(Bool.self, .enableAutoResolution, expected: "true or false") ?? false
+        recordTracks = try value(Bool.self, .recordTracks, expected: "true or false") ?? false
         connectRetryForMs = try value(Int.self, .connectRetryForMs, expected: "a whole number of ms (0: for ever)")
             ?? defaults.connectRetryForMs
         try decodeEncoding(container)
@@ -530,6 +535,7 @@ extension LivePushConfig {
         if !watermarks.isEmpty { try container.encode(watermarks, forKey: .watermarks) }
         if pushMirror { try container.encode(pushMirror, forKey: .pushMirror) }
         if enableAutoResolution { try container.encode(true, forKey: .enableAutoResolution) }  // off: left out, as before
+        if recordTracks { try container.encode(true, forKey: .recordTracks) }
         try encodeEncoding(into: &container)
     }
 

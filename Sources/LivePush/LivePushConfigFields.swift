@@ -37,6 +37,7 @@ extension LivePushConfig {
         case tune
         case encoderThreads
         case recordingQuality
+        case recordTracks
 
         /// The key in a JSON configuration file: the Swift property name.
         public var jsonKey: String { rawValue }
@@ -73,6 +74,7 @@ extension LivePushConfig {
             case .tune: "tune"
             case .encoderThreads: "threads"
             case .recordingQuality: "record-quality"
+            case .recordTracks: "record-tracks"
             }
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Media
 
 extension LivePusher {
     // MARK: Local recording
@@ -23,9 +24,13 @@ extension LivePusher {
         if recording != nil {
             code = LocalRecordingCode.alreadyRecording
         } else if let pipeline {
+            // A track per source when the audio pipeline encodes them (`recordTracks`) and the
+            // container holds several (not FLV: there the mix alone).
+            let tracks = audioPipeline?.hasSourceTracks == true && RecordingContainer(path: path) != .flv
+                ? SourceTracks.titles : []
             switch LocalRecording.open(path: path, encoder: pipeline.videoEncoder, audioEncoder: audioPipeline?.encoder,
                                        progressIntervalMs: progressIntervalMs, quality: config.recordingQuality,
-                                       overwrite: overwrite) {
+                                       overwrite: overwrite, sourceTrackTitles: tracks) {
             case .success(let recording):
                 recording.onProgress = { [weak self] durationMs in
                     self?.notify { $0.onLocalRecording(durationMs: durationMs, storagePath: path) }

@@ -154,9 +154,10 @@ public final class LivePusher: @unchecked Sendable {
         var audioPipeline: AudioPipeline?
         if audio {
             do {
-                audioPipeline = try AudioPipeline(settings: AudioPipelineSettings(
-                    sampleRateHz: config.audioSampleRateHz, channels: config.audioChannels,
-                    bitrateKbps: config.audioBitrateKbps, epochNs: epochNs))
+                var settings = AudioPipelineSettings(sampleRateHz: config.audioSampleRateHz, channels: config.audioChannels,
+                                                     bitrateKbps: config.audioBitrateKbps, epochNs: epochNs)
+                settings.sourceTracks = config.recordTracks
+                audioPipeline = try AudioPipeline(settings: settings)
             } catch {
                 throw reported(.encoder(error))
             }

@@ -36,7 +36,7 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     /// the sound is encoded sooner than a picture of the same instant, so what follows that picture
     /// is often here before it. Written once the picture is, from its instant on; at most
     /// `maxPendingAudio` packets (about 5 s), the oldest dropped first.
-    private var pendingAudio: [(packet: EncodedAudioPacket, ptsMs: Int64)] = []
+    private var pendingAudio: [(packet: EncodedAudioPacket, ptsMs: Int64, tracks: [EncodedAudioPacket])] = []
     private static let maxPendingAudio = 256
     /// Where the last audio packet written ends in the file (samples).
     private var audioFileEnd: Int64 = 0
@@ -46,8 +46,10 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
 
     /// Checks `path` as the reference SDK does; returns the file, or the reference's error code.
     /// With `overwrite`, a regular file at `path` is removed first (anything else there is still "exists").
+    /// `sourceTrackTitles`: a track per source beside the mix (`SourceTracks`), for MKV and MP4.
     static func open(path: String, encoder: H264Encoder, audioEncoder: AACEncoder?, progressIntervalMs: Int,
-                     quality: RecordingQuality? = nil, overwrite: Bool = false) -> Result<LocalRecording, Int32Error>
+                     quality: RecordingQuality? = nil, overwrite: Bool = false,
+                     sourceTrackTitles: [String] = []) -> Result<LocalRecording, Int32Error>
     {
         guard RecordingContainer(path: path) != nil else { return .failure(Int32Error(LocalRecordingCode.unsupportedExtension)) }
         var existing = stat()
@@ -70,7 +72,8 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
         }
         do {
             let writer = try RecordingWriter(path: path, encoder: ownEncoder?.encoder ?? encoder,
-                                             audioEncoder: audioEncoder)
+                                             audioEncoder: audioEncoder, mixTitle: SourceTracks.mixTitle,
+                                             sourceTrackTitles: sourceTrackTitles)
             let recording = LocalRecording(path: path, writer: writer, ownEncoder: ownEncoder,
                                            progressIntervalMs: progressIntervalMs,
                                            audioRateHz: audioEncoder?.settings.sampleRateHz ?? 48000,
@@ -175,8 +178,8 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
         if !pendingAudio.isEmpty {
             let waiting = pendingAudio
             pendingAudio.removeAll()
-            for (audio, audioPtsMs) in waiting {
-                if let news = writeAudioLocked(audio, ptsMs: audioPtsMs) { return news }
+            for (audio, audioPtsMs, tracks) in waiting {
+                if let news = writeAudioLocked(audio, ptsMs: audioPtsMs, tracks: tracks) { return news }
             }
         }
         if progressIntervalMs > 0 && durationMs - lastProgressMs >= progressIntervalMs {
@@ -188,25 +191,31 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
 
     /// Audio joins once the video has started (at its first keyframe), from that instant on.
     func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64) {
+        receiveAudio(packet, ptsMs: ptsMs, sourceTracks: [])
+    }
+
+    /// A mix packet and, with `--record-tracks`, each source track's packet of the same instant:
+    /// the tracks go wherever the mix goes (written beside it, held with it, left out with it).
+    func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64, sourceTracks tracks: [EncodedAudioPacket]) {
         let news = lock.withLock { () -> News? in
             guard failed == nil else { return nil }
             if paused {
                 // The sound of the pictures written before the pause (to the end of the last one), late as sound is.
                 guard let pausedAtPtsMs, ptsMs < pausedAtPtsMs + videoFrameMs else { return nil }
-                return writeAudioLocked(packet, ptsMs: ptsMs)
+                return writeAudioLocked(packet, ptsMs: ptsMs, tracks: tracks)
             }
             if startedPtsMs == nil || resumePending {
                 if pendingAudio.count >= Self.maxPendingAudio { pendingAudio.removeFirst() }
-                pendingAudio.append((packet, ptsMs))
+                pendingAudio.append((packet, ptsMs, tracks))
                 return nil
             }
-            return writeAudioLocked(packet, ptsMs: ptsMs)
+            return writeAudioLocked(packet, ptsMs: ptsMs, tracks: tracks)
         }
         tell(news)
     }
 
     /// Writes an audio packet at its place beside the pictures, with the lock held.
-    private func writeAudioLocked(_ packet: EncodedAudioPacket, ptsMs: Int64) -> News? {
+    private func writeAudioLocked(_ packet: EncodedAudioPacket, ptsMs: Int64, tracks: [EncodedAudioPacket]) -> News? {
         guard let startedPtsMs, ptsMs >= startedPtsMs else { return nil }
         let rate = Int64(audioRateHz)
         if !audioStarted {
@@ -224,6 +233,7 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
         }
         do throws(MediaError) {
             try writer.write(packet)
+            for (index, track) in tracks.enumerated() { try writer.write(track, track: index) }
         } catch {
             failed = error
             return .failure(error)

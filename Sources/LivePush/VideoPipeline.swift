@@ -24,6 +24,10 @@ struct VideoPipelineSettings: Sendable {
 protocol EncodedMediaSink: AnyObject, Sendable {
     func receive(_ packet: EncodedVideoPacket, ptsMs: Int64)
     func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64)
+    /// A mix packet with the same instant's packet of each source's own track (`SourceTracks`, in
+    /// its order; empty without `--record-tracks`). Only a recording keeps them: by default the
+    /// tracks are left aside and the mix goes to `receiveAudio(_:ptsMs:)`.
+    func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64, sourceTracks: [EncodedAudioPacket])
     /// The video encoder was replaced (adaptive resolution: a new size, new SPS and PPS); called
     /// on the video pipeline's thread before its first packet, and when the sink is added.
     func videoEncoderChanged(_ encoder: H264Encoder)
@@ -33,6 +37,9 @@ protocol EncodedMediaSink: AnyObject, Sendable {
 }
 
 extension EncodedMediaSink {
+    func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64, sourceTracks: [EncodedAudioPacket]) {
+        receiveAudio(packet, ptsMs: ptsMs)
+    }
     func videoEncoderChanged(_ encoder: H264Encoder) {}
     var takesLiveVideo: Bool { true }
 }

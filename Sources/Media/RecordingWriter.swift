@@ -36,6 +36,8 @@ public final class RecordingWriter {
     private let packet: UnsafeMutablePointer<AVPacket>
     private let encoderTimeBase: AVRational
     private let audioStream: UnsafeMutablePointer<AVStream>?
+    /// One more audio stream per source track (`sourceTrackTitles`), after the mix's.
+    private var trackStreams: [UnsafeMutablePointer<AVStream>] = []
     private let audioTimeBase: AVRational
     private var finished = false
     /// False until the header is written: a writer whose opening failed has no file to finish.
@@ -48,8 +50,11 @@ public final class RecordingWriter {
     public var audioTimestampOffset: Int64 = 0
 
     /// Opens `path` for the video of `encoder` and, when given, the audio of `audioEncoder`.
-    /// The container comes from the extension.
-    public init(path: String, encoder: H264Encoder, audioEncoder: AACEncoder? = nil) throws(MediaError) {
+    /// The container comes from the extension. With `sourceTrackTitles` (and an audio encoder),
+    /// the audio is the mix, titled `mixTitle` and marked the default track, followed by one track
+    /// per title, of the same format (`write(_:track:)`): MKV and MP4; FLV holds one audio track.
+    public init(path: String, encoder: H264Encoder, audioEncoder: AACEncoder? = nil, mixTitle: String = "Mix",
+                sourceTrackTitles: [String] = []) throws(MediaError) {
         guard let container = RecordingContainer(path: path) else {
             let ext = path.split(separator: ".").count > 1 ? String(path.split(separator: ".").last!) : ""
             throw .unsupportedContainer(extension: ext)
@@ -86,6 +91,26 @@ public final class RecordingWriter {
                 // Packet times already place the encoder's priming samples before zero; an edit
                 // list that trimmed them again would move the audio 1024 samples early.
                 audioStream.pointee.codecpar.pointee.initial_padding = 0
+                if !sourceTrackTitles.isEmpty && container != .flv {
+                    // MKV shows `title`; MP4 keeps the name in its handler box (`handler_name`).
+                    stream.pointee.disposition = AV_DISPOSITION_DEFAULT
+                    av_dict_set(&audioStream.pointee.metadata, "title", mixTitle, 0)
+                    av_dict_set(&audioStream.pointee.metadata, "handler_name", mixTitle, 0)
+                    audioStream.pointee.disposition = AV_DISPOSITION_DEFAULT
+                    for title in sourceTrackTitles {
+                        guard let track = avformat_new_stream(format, nil) else {
+                            throw MediaError.ffmpeg("avformat_new_stream(track)", CFFmpeg_AVERROR(ENOMEM))
+                        }
+                        try ffmpegCall("avcodec_parameters_copy(track)") {
+                            avcodec_parameters_copy(track.pointee.codecpar, audioStream.pointee.codecpar)
+                        }
+                        track.pointee.time_base = audioTimeBase
+                        track.pointee.disposition = 0
+                        av_dict_set(&track.pointee.metadata, "title", title, 0)
+                        av_dict_set(&track.pointee.metadata, "handler_name", title, 0)
+                        trackStreams.append(track)
+                    }
+                }
             }
             try ffmpegCall("avio_open(\(path))") { avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE) }
             var options: OpaquePointer?
@@ -122,6 +147,18 @@ public final class RecordingWriter {
         try write(encoded.payload, pts: pts, dts: pts, duration: Int64(encoded.durationSamples),
                   timeBase: audioTimeBase, to: audioStream, isKeyframe: true)
     }
+
+    /// Appends one packet of source track `track` (0: the first of `sourceTrackTitles`), placed as
+    /// the mix's packets are (`audioTimestampOffset`); ignored when there is no such track.
+    public func write(_ encoded: EncodedAudioPacket, track: Int) throws(MediaError) {
+        guard track < trackStreams.count else { return }
+        let pts = encoded.pts - audioTimestampOffset
+        try write(encoded.payload, pts: pts, dts: pts, duration: Int64(encoded.durationSamples),
+                  timeBase: audioTimeBase, to: trackStreams[track], isKeyframe: true)
+    }
+
+    /// How many source tracks the file has beside the mix.
+    public var sourceTrackCount: Int { trackStreams.count }
 
     /// One packet of `stream`, its times in `timeBase`. After `finish()` a packet is left out: the
     /// pipelines' threads may still hand over one they took before the recording was removed from

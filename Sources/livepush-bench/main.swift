@@ -13,6 +13,7 @@ let usage = """
            livepush-bench push --painter PATH [--seconds N] [--runs N] [--warmup N] [--publishers LIST] [--extra LIST]
            livepush-bench push --self-test --painter PATH [--display :N]
            livepush-bench load --painter PATH [--seconds N] [--runs N] [--publishers LIST]
+           livepush-bench record-tracks [--seconds N] [--runs N]
            livepush-bench record-size --painter PATH [--size WxH] [--fps N] [--bitrate KBPS] [--seconds N] [--runs N]
            livepush-bench control [--count N] [--runs N]
            livepush-bench picture [--count N] [--runs N]
@@ -40,6 +41,12 @@ let usage = """
       e2e record 1080p30 cpu_pct=<n> rss_mib=<n> fps=<n>
       ffmpeg record 1080p30 cpu_pct=<n> rss_mib=<n>
       ratio cpu=<ours/ffmpeg>
+
+    record-tracks (inside tools/testenv run): `livepush screen` recording the test mic, the desktop
+    audio and looping music at 640x360, the mix alone and with a track per source (--record-tracks):
+      e2e record tracks=4 cpu_pct=<n> video=640x360
+      e2e record tracks=1 cpu_pct=<n> video=640x360
+      record tracks extra_cpu_pct=<n>
 
     soak (inside tools/testenv run): one `livepush screen` push through helper kills, hangs,
     protocol garbage and nginx restarts, then Ctrl-C (make soak):
@@ -128,6 +135,8 @@ case "link":
     LinkBenchmark.main(Array(arguments.dropFirst()))
 case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
+case "record-tracks":  // RecordTracksBenchmark.swift (issue 34)
+    RecordTracksBenchmark.main(Array(arguments.dropFirst()))
 case "record-size":  // RecordScaleBenchmark.swift (issue 22: 4K)
     RecordScaleBenchmark.main(Array(arguments.dropFirst()))
 case "push":  // push benchmark (issue 6)

@@ -40,6 +40,9 @@ enum ConfigOptions {
         .value(Field.recordingQuality.optionName, valueName: "crf=N[,preset=P]",
                help: "Encode the recording on its own at constant quality CRF N, 0 to 51 (18-23 is usual), with "
                    + "preset P (default: --preset); without it the recording is the live stream (no extra CPU)."),
+        .flag(Field.recordTracks.optionName,
+              help: "Record each source in its own audio track beside the mix (microphone, desktop audio, music; "
+                  + "named; players play the mix): MKV or MP4."),
         .value(Field.audioSampleRateHz.optionName, valueName: "44100|48000",
                help: "Audio sample rate: 44100 or 48000 (default)."),
         .value(Field.audioChannels.optionName, valueName: "1|2", help: "Audio channels: 1 or 2 (default)."),
@@ -123,6 +126,7 @@ enum ConfigOptions {
         }
         if parsed.has(Field.pushMirror.optionName) { config.pushMirror = true }
         if parsed.has(Field.enableAutoResolution.optionName) { config.enableAutoResolution = true }
+        if parsed.has(Field.recordTracks.optionName) { config.recordTracks = true }
         return try config.validated()
     }
 

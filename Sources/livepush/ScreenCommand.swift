@@ -3,6 +3,7 @@ import Control
 import Dispatch
 import Foundation
 import LivePush
+import Media
 import SafeText
 
 /// `livepush screen [URL|FILE...]` (starts its own capture helper), `livepush push URL...
@@ -244,6 +245,10 @@ enum ScreenCommand {
             if let output {
                 try StartChecks.recordingPath(output, option: command == "push" ? "record" : nil,
                                               overwrite: parsed.has("overwrite"))
+                if config.recordTracks && RecordingContainer(path: output) == .flv {
+                    throw ArgumentError.invalidValue(option: "record-tracks", value: output,
+                                                     reason: "FLV holds one audio track: record to .mkv or .mp4 for a track per source")
+                }
             }
             try StartChecks.inputs(config: config, audio: audio, helper: parsed.value("helper"))
         } catch {

@@ -7,12 +7,13 @@ public enum AudioAnalysis {
         public var description: String { "ffmpeg could not decode the audio: \(result)" }
     }
 
-    /// The first audio stream of `path` (any container ffmpeg reads), mixed to mono 32-bit float at `sampleRateHz`.
-    public static func decodeMono(_ path: String, sampleRateHz: Int = 48000) throws -> [Float] {
+    /// Audio track `track` (0: the first) of `path` (any container ffmpeg reads), mixed to mono
+    /// 32-bit float at `sampleRateHz`.
+    public static func decodeMono(_ path: String, sampleRateHz: Int = 48000, track: Int = 0) throws -> [Float] {
         let rawURL = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("decoded") + ".f32")
         defer { try? FileManager.default.removeItem(at: rawURL) }
         let result = try ProcessRunner.run("ffmpeg", [
-            "-nostdin", "-loglevel", "error", "-y", "-i", path, "-map", "0:a:0",
+            "-nostdin", "-loglevel", "error", "-y", "-i", path, "-map", "0:a:\(track)",
             "-ac", "1", "-ar", String(sampleRateHz), "-f", "f32le", rawURL.path,
         ])
         guard result.exitCode == 0 else { throw DecodeFailed(result: result) }
