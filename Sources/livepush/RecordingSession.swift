@@ -60,8 +60,12 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     {
         self.watch = watch
         var config = config
-        // A recording alone starts at the target bitrate: the initial one is for probing a network.
-        if pushURLs.isEmpty { config.initialVideoBitrateKbps = config.effectiveBitratesKbps.target }
+        // A recording starts at the target bitrate: the initial one is for probing a network. Alone,
+        // always; beside a push (the same encode), unless the user chose an initial bitrate: auto
+        // bitrate lowers it within seconds when the network cannot carry it (issue 34).
+        if pushURLs.isEmpty || (output != nil && config.initialVideoBitrateKbps == nil) {
+            config.initialVideoBitrateKbps = config.effectiveBitratesKbps.target
+        }
         self.config = config
         self.output = output
         self.overwrite = overwrite
