@@ -62,8 +62,10 @@ extension SharedScreen {
             #expect(frames[..<red.start].filter { $0 == "green" }.count >= 60, "the screen before the lock: \(summary(frames))")
             #expect(frames[red.end...].filter { $0 == "green" }.count >= 60, "the screen after the unlock: \(summary(frames))")
             // From the first picture of the screen on, nothing but the screen and the pause picture.
+            // Before it, at most half a second of the stream's opening pictures (black until the
+            // capture's first frame: 5 of them in a loaded CI run).
             let firstGreen = try #require(frames.firstIndex(of: "green"), "\(summary(frames))")
-            #expect(firstGreen < 5 && frames[firstGreen...].allSatisfy { $0 != "other" },
+            #expect(firstGreen < 15 && frames[firstGreen...].allSatisfy { $0 != "other" },
                     "only green and red: \(summary(frames))")
             #expect(standardError.contains("the capture helper paused: the screen is locked"), "\(standardError)")
             #expect(standardError.contains("the capture helper resumed"), "\(standardError)")
