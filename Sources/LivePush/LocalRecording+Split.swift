@@ -12,7 +12,10 @@ import Media
 /// `onKeyframeNeeded`). Sound is encoded sooner than the picture of the same instant, so from the
 /// split point on it is held here instead of written; when the keyframe comes, what is before its
 /// instant ends the old file, and the rest begins the new one, placed beside the keyframe as at a
-/// recording's start. Each file thus plays on from where the one before stopped: no picture twice
+/// recording's start. Sound may also come later than its picture (a small picture encodes fast, the
+/// mixer works in 20 ms frames): the old file stays open (`closing`) until sound at or past the
+/// keyframe's instant arrives (or 1 s of pictures later, or the recording's end), and sound before
+/// that instant still goes to it; it is reported complete (`onSplit`) only then. Each file thus plays on from where the one before stopped: no picture twice
 /// or missing, and the sound cut within one AAC frame (21 ms) of the picture.
 struct RecordingSplitter {
     /// A file finished by a split: its name, its length (to the next file's first picture) and size.
@@ -33,6 +36,16 @@ struct RecordingSplitter {
     var keyframeAsked = false
     /// Sound at or after the split point, until the keyframe says which file it belongs to.
     var heldAudio: [(packet: EncodedAudioPacket, ptsMs: Int64)] = []
+    /// The file before the last split, open for its late sound: what ends before `endPtsMs`.
+    var closing: ClosingFile?
+
+    struct ClosingFile {
+        let writer: RecordingWriter
+        let path: String
+        let endPtsMs: Int64
+        let durationMs: Int
+        let nextPath: String
+    }
 
     init(plan: RecordingSplit?) {
         self.plan = plan
@@ -97,7 +110,16 @@ extension LocalRecording {
 
     /// Before a picture is written (lock held): arms a size split, asks for a keyframe when a split
     /// is due, and at the keyframe starts the next file (the picture is then that file's first).
-    func splitBeforeVideoLocked(_ packet: EncodedVideoPacket, ptsMs: Int64) -> News? {
+    func splitBeforeVideoLocked(_ packet: EncodedVideoPacket, ptsMs: Int64) -> [News] {
+        // The file before a split waited long enough for its sound.
+        var news: [News] = []
+        if let closing = splitter.closing, ptsMs >= closing.endPtsMs + 1000, let closed = finishClosingFileLocked() {
+            news.append(closed)
+        }
+        return news + [splitStepLocked(packet, ptsMs: ptsMs)].compactMap { $0 }
+    }
+
+    private func splitStepLocked(_ packet: EncodedVideoPacket, ptsMs: Int64) -> News? {
         guard failed == nil, !paused, startedPtsMs != nil else { return nil }
         if case .sizeBytes? = splitter.plan, splitter.armedAtPtsMs == nil, !resumePending,
            writer.bytesWritten >= splitter.dueAmount {
@@ -146,16 +168,12 @@ extension LocalRecording {
             return .splitFailed(path: RecordingSplit.numberedPath(givenPath, number: splitter.fileNumber + 1), error)
         }
         let nextAudio = writeHeldAudioLocked(before: ptsMs) + pendingAudio.filter { $0.ptsMs >= ptsMs }
-        let finished = RecordingSplitter.Finished(path: currentPath, durationMs: Int(ptsMs - (startedPtsMs ?? ptsMs) - pausedMs),
-                                                  sizeBytes: writer.bytesWritten)
-        do throws(MediaError) {
-            try writer.finish()
-        } catch {
-            try? newWriter.finish()
-            unlink(next.path)
-            failed = error
-            return .failure(error)
-        }
+        // A split again before the file of the last one got its sound: that one is complete now.
+        let earlier = finishClosingFileLocked()
+        splitter.closing = RecordingSplitter.ClosingFile(
+            writer: writer, path: currentPath, endPtsMs: ptsMs, durationMs: Int(ptsMs - (startedPtsMs ?? ptsMs) - pausedMs),
+            nextPath: next.path)
+        let hadAudio = audioStarted
         writer = newWriter
         currentPath = next.path
         splitter.fileNumber = next.number
@@ -173,6 +191,36 @@ extension LocalRecording {
         audioFileEnd = 0
         lastProgressMs = 0
         durationMs = 0
-        return .split(finished, next: next.path)
+        // Without sound (none yet, or no audio track) nothing is late: complete at once.
+        return hadAudio ? earlier : finishClosingFileLocked() ?? earlier
+    }
+
+    /// Sound for the file before a split (before its end), written there: (true, news); else (false,
+    /// and the news of that file completed when this sound is past its end).
+    func closingFileTakesLocked(_ packet: EncodedAudioPacket, ptsMs: Int64) -> (Bool, News?) {
+        guard let closing = splitter.closing else { return (false, nil) }
+        guard ptsMs < closing.endPtsMs else { return (false, finishClosingFileLocked()) }
+        do throws(MediaError) {
+            try closing.writer.write(packet)
+        } catch {
+            failed = error
+            return (true, .failure(error))
+        }
+        return (true, nil)
+    }
+
+    /// Completes the file before a split, if one waits: the news that it is.
+    func finishClosingFileLocked() -> News? {
+        guard let closing = splitter.closing else { return nil }
+        splitter.closing = nil
+        do throws(MediaError) {
+            try closing.writer.finish()
+        } catch {
+            failed = error
+            return .failure(error)
+        }
+        let finished = RecordingSplitter.Finished(path: closing.path, durationMs: closing.durationMs,
+                                                  sizeBytes: closing.writer.bytesWritten)
+        return .split(finished, next: closing.nextPath)
     }
 }

@@ -181,7 +181,7 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
         let splitNews = splitBeforeVideoLocked(packet, ptsMs: ptsMs)
         let news = recordLocked(packet, ptsMs: ptsMs)
         lock.unlock()
-        tell(splitNews)
+        splitNews.forEach(tell)
         tell(news)
     }
 
@@ -227,8 +227,13 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
 
     /// Audio joins once the video has started (at its first keyframe), from that instant on.
     func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64) {
+        var splitNews: News?
         let news = lock.withLock { () -> News? in
             guard failed == nil else { return nil }
+            // Sound of the file before a split, late as sound is: to that file.
+            let toClosingFile: Bool
+            (toClosingFile, splitNews) = closingFileTakesLocked(packet, ptsMs: ptsMs)
+            if toClosingFile { return nil }
             if paused {
                 // The sound of the pictures written before the pause (to the end of the last one), late as sound is.
                 guard let pausedAtPtsMs, ptsMs < pausedAtPtsMs + videoFrameMs else { return nil }
@@ -245,6 +250,7 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
             }
             return writeAudioLocked(packet, ptsMs: ptsMs)
         }
+        tell(splitNews)
         tell(news)
     }
 
@@ -322,7 +328,15 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     func finish() -> Ending {
         ownEncoder?.finish()
         lock.lock()
-        defer { lock.unlock() }
+        // The file before a split, still waiting for its last sound: complete now.
+        let splitNews = finishClosingFileLocked()
+        let ending = finishLocked()
+        lock.unlock()
+        tell(splitNews)
+        return ending
+    }
+
+    private func finishLocked() -> Ending {
         if let failed { return .failed(failed) }
         // The sound held for a split that did not come: it belongs to this file.
         writeHeldAudioLocked(before: Int64.max)
