@@ -245,7 +245,7 @@ enum ScreenCommand {
         if parsed.has("print-config") {
             print(EffectiveConfiguration.json(config: config, destinations: pushURLs, recordingPath: output,
                                               helperArguments: helperOnGroup ? [] : helperArguments,
-                                              audio: audio, watch: watch))
+                                              audio: audio, watch: watch, recordSplit: recordSplit))
             Terminal.exit(.success)
         }
         if let problem = CameraOptions.cameraProblem(parsed, file: fromFile) {

@@ -1,0 +1,263 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension SharedScreen {
+    /// A recording split into numbered files (issue 34, item 4): by duration, by size and on command,
+    /// under a CPU hog. x11-paint's time code (the push benchmark's clock: the monotonic ms drawn at
+    /// 240 Hz into every picture) tells each picture from the next, so the pictures on both sides of
+    /// a join show whether one is missing or repeated; the sound at the join is read from packet times.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.pipewire),
+                    "needs the test Xvfb and PipeWire (make test)"),
+           .timeLimit(.minutes(10)))
+    struct RecordSplitTests {
+        let livepush = BuiltProducts.path("livepush")
+        /// The time code's row (52 blocks of 32 px from (32, 32)) and a band for its moving square.
+        static let width = 1728, height = 256
+        static let codeX = 32, codeY = 32, block = 32, blocks = 52
+
+        private func base(_ ext: String = "mkv") -> String {
+            FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("split")).path + "." + ext
+        }
+
+        private func numbered(_ path: String, _ number: Int) -> String {
+            (path as NSString).deletingPathExtension + String(format: "-%03d.", number) + (path as NSString).pathExtension
+        }
+
+        private func removeAll(_ path: String) {
+            try? FileManager.default.removeItem(atPath: path)
+            for number in 1...20 { try? FileManager.default.removeItem(atPath: numbered(path, number)) }
+        }
+
+        private func painter() throws -> RunningCommand {
+            try X11Painter.start(["--geometry", "\(Self.width)x\(Self.height)+0+0", "timecode", "1e2a3a", "ffcc00", "64", "6"])
+                .painter
+        }
+
+        private func captureArguments() throws -> [String] {
+            ["--display", try TestEnvironment.display(), "--region", "0,0,\(Self.width),\(Self.height)", "--no-cursor",
+             "--resolution", "\(Self.width)x\(Self.height)", "--mic", try TestEnvironment.microphone()]
+        }
+
+        /// Each packet of `stream` in `path`, in file order: its time, its duration and whether it is a keyframe.
+        private func packets(_ path: String, stream: String) throws -> [(timeS: Double, durationS: Double, key: Bool)] {
+            let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries",
+                                                           "packet=pts_time,duration_time,flags", "-of", "csv=p=0", path])
+            #expect(result.exitCode == 0, "\(result)")
+            return result.standardOutput.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+                guard fields.count >= 3, let time = Double(fields[0]) else { return nil }
+                return (time, Double(fields[1]) ?? 0, fields[2].contains("K"))
+            }
+        }
+
+        /// The time code of every picture of `path` in display order (nil where a picture holds no valid code).
+        private func timeCodes(_ path: String) throws -> [UInt64?] {
+            let raw = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("codes")).path + ".gray"
+            defer { try? FileManager.default.removeItem(atPath: raw) }
+            let rowWidth = Self.blocks * Self.block
+            let decode = try ProcessRunner.run("ffmpeg", [
+                "-nostdin", "-v", "error", "-y", "-i", path, "-fps_mode", "passthrough",
+                "-vf", "crop=\(rowWidth):\(Self.block):\(Self.codeX):\(Self.codeY),format=gray",
+                "-f", "rawvideo", "-pix_fmt", "gray", raw,
+            ], timeoutSeconds: 60)
+            #expect(decode.exitCode == 0, "\(decode)")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+            let frameBytes = rowWidth * Self.block
+            return stride(from: 0, to: bytes.count - frameBytes + 1, by: frameBytes).map { start in
+                // Each block's mean over the 8 x 8 px at its centre, white above mid-grey.
+                let bits = (0..<Self.blocks).map { index -> Bool in
+                    var sum = 0
+                    for y in 12..<20 {
+                        for x in index * Self.block + 12..<index * Self.block + 20 { sum += Int(bytes[start + y * rowWidth + x]) }
+                    }
+                    return sum / 64 > 128
+                }
+                return Self.code(bits)
+            }
+        }
+
+        /// x11-paint's row: guard 1 0, 40 bits of ms, CRC-8 (0x07) of them as 5 bytes, guard 0 1.
+        static func code(_ bits: [Bool]) -> UInt64? {
+            guard bits[0], !bits[1], !bits[50], bits[51] else { return nil }
+            let value = bits[2..<42].reduce(UInt64(0)) { $0 << 1 | ($1 ? 1 : 0) }
+            let check = bits[42..<50].reduce(UInt8(0)) { $0 << 1 | ($1 ? 1 : 0) }
+            var crc: UInt8 = 0
+            for byte in stride(from: 32, through: 0, by: -8).map({ UInt8(truncatingIfNeeded: value >> UInt64($0)) }) {
+                crc ^= byte
+                for _ in 0..<8 { crc = crc & 0x80 != 0 ? (crc << 1) ^ 0x07 : crc << 1 }
+            }
+            return crc == check ? value : nil
+        }
+
+        /// What a file holds, for the joins.
+        struct Part {
+            let path: String
+            let codes: [UInt64?]
+            /// Its pictures' length (last picture's time plus its duration) and its sound's start and end.
+            let videoEndS: Double, audioStartS: Double, audioEndS: Double
+            let firstIsKeyframe: Bool
+            let largestAudioGapS: Double
+        }
+
+        private func part(_ path: String) throws -> Part {
+            let video = try packets(path, stream: "v:0"), audio = try packets(path, stream: "a:0")
+            let last = try #require(video.max { $0.timeS < $1.timeS }, "no pictures in \(path)")
+            let firstAudio = try #require(audio.first, "no sound in \(path)"), lastAudio = try #require(audio.last)
+            let gaps = zip(audio, audio.dropFirst()).map { $1.timeS - ($0.timeS + $0.durationS) }
+            return Part(path: path, codes: try timeCodes(path), videoEndS: last.timeS + max(last.durationS, 1.0 / 30),
+                        audioStartS: firstAudio.timeS, audioEndS: lastAudio.timeS + lastAudio.durationS,
+                        firstIsKeyframe: video.first?.key == true, largestAudioGapS: gaps.max() ?? 0)
+        }
+
+        /// Checks the join of `before` and `after`: the pictures go on one step of the clock later
+        /// (no picture missing, none twice: the nearest readable codes apart by their distance in
+        /// pictures times a frame, within half a frame each), and the sound goes on where it stopped
+        /// (the old file's sound past its last picture is where the new file's sound starts, within one AAC frame).
+        private func checkJoin(_ before: Part, _ after: Part, label: String) throws {
+            let lastIndex = try #require(before.codes.lastIndex { $0 != nil }, "\(label): no readable code in \(before.path)")
+            let firstIndex = try #require(after.codes.firstIndex { $0 != nil }, "\(label): no readable code in \(after.path)")
+            let pictures = before.codes.count - lastIndex + firstIndex
+            let stepMs = Double(Int64(after.codes[firstIndex]!) - Int64(before.codes[lastIndex]!)) / Double(pictures)
+            let overhangS = before.audioEndS - before.videoEndS
+            print("\(label): \(before.path) -> \(after.path): \(pictures) picture(s) apart, \(stepMs) ms each; "
+                + "sound past the last picture \(overhangS * 1000) ms, the next file's sound starts at \(after.audioStartS * 1000) ms")
+            #expect(pictures <= 4, "\(label): the codes next to the join are unreadable")
+            #expect(stepMs > 1000.0 / 30 * 0.5 && stepMs < 1000.0 / 30 * 1.5,
+                    "\(label): \(stepMs) ms a picture across the join (33 ms: none missing, none twice)")
+            #expect(abs(overhangS - after.audioStartS) <= 0.0214,
+                    "\(label): the sound ends \(overhangS) s past the old file's pictures but starts at \(after.audioStartS) s")
+            #expect(after.firstIsKeyframe, "\(label): \(after.path) does not start on a keyframe")
+        }
+
+        /// `--record-split 4s` for 13 s gives four numbered files of 4 s (within a GOP), reported one
+        /// by one (events, summary); played back to back, their pictures and sound go on across each join.
+        @Test func aSplitEveryFourSecondsGivesFilesThatPlayBackToBack() throws {
+            let output = base()
+            defer { removeAll(output) }
+            let painter = try painter()
+            defer { painter.closeInput(); _ = painter.finish() }
+            let events = base("jsonl")
+            defer { try? FileManager.default.removeItem(atPath: events) }
+            let hog = try CPUHog(count: 1)
+            let result = try ProcessRunner.run(livepush, ["screen", output, "--record-split", "4s", "--duration", "13",
+                                                          "--quiet", "--events", events] + captureArguments(),
+                                               timeoutSeconds: 60)
+            hog.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            let files = (1...4).map { numbered(output, $0) }
+            for file in files {
+                #expect(FileManager.default.fileExists(atPath: file), "\(file) missing: \(result)")
+                #expect(result.standardOutput.contains(" to \(file) ("), "the summary does not name \(file): \(result)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: output) && !FileManager.default.fileExists(atPath: numbered(output, 5)))
+            let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
+            let splits = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .filter { $0["type"] as? String == "recordSplit" }
+            #expect(splits.map { $0["previousPath"] as? String ?? "" } == Array(files.prefix(3)), "\(splits)")
+            #expect(splits.map { $0["path"] as? String ?? "" } == Array(files.dropFirst()), "\(splits)")
+
+            let parts = try files.map(part)
+            for (index, part) in parts.enumerated() {
+                print("split 4s: \(part.path): \(part.videoEndS) s of pictures (\(part.codes.count)), sound "
+                    + "\(part.audioStartS)...\(part.audioEndS) s, largest gap \(part.largestAudioGapS) s")
+                #expect(part.firstIsKeyframe, "\(part.path) does not start on a keyframe")
+                #expect(part.largestAudioGapS < 0.025, "a gap of \(part.largestAudioGapS) s in \(part.path)'s sound")
+                if index < 3 {  // each file 4 s, and the next keyframe (asked for at 4 s) a GOP at most later
+                    #expect(part.videoEndS >= 3.95 && part.videoEndS <= 4.5, "\(part.path) lasts \(part.videoEndS) s")
+                }
+            }
+            for index in 0..<3 { try checkJoin(parts[index], parts[index + 1], label: "split 4s join \(index + 1)") }
+        }
+
+        /// `ctl record split` during a recording: the first file keeps its name, the next is `-002`,
+        /// `status.recordingPath` names it, and the two play back to back. A split with nothing recorded is refused.
+        @Test func aSplitOnCommandStartsTheNextFileAtTheNextKeyframe() throws {
+            let output = base()
+            defer { removeAll(output) }
+            let painter = try painter()
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, ["screen", output, "--quiet", "--duration", "60"]
+                + captureArguments())
+            let hog = try CPUHog(count: 1)
+            defer { hog.stop() }
+            // Recording for 3 s (by its own progress), then split.
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline && !broadcast.events.contains(where: {
+                $0["type"] as? String == "recordProgress" && ($0["durationMs"] as? Int ?? 0) >= 3000
+            }) { Thread.sleep(forTimeInterval: 0.1) }
+            let split = try broadcast.ctl(["record", "split"])
+            #expect(split.result.exitCode == 0 && split.answer?["ok"] as? Bool == true, "\(split)")
+            let next = numbered(output, 2)
+            let splitDeadline = Date().addingTimeInterval(10)
+            while Date() < splitDeadline && !broadcast.events.contains(where: { $0["type"] as? String == "recordSplit" }) {
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            let event = try #require(broadcast.events.first { $0["type"] as? String == "recordSplit" }, "no recordSplit event")
+            #expect(event["previousPath"] as? String == output && event["path"] as? String == next, "\(event)")
+            let status = try broadcast.ctl(["status"]).answer?["result"] as? [String: Any]
+            #expect(status?["recordingPath"] as? String == next, "\(String(describing: status))")
+            Thread.sleep(forTimeInterval: 3)  // the second file's pictures
+            #expect(try broadcast.ctl(["record", "stop"]).answer?["ok"] as? Bool == true)
+            let refused = try broadcast.ctl(["record", "split"])
+            #expect(refused.answer?["ok"] as? Bool != true && "\(refused)".contains("nothing is being recorded"), "\(refused)")
+            hog.stop()
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            let before = try part(output), after = try part(next)
+            #expect(before.firstIsKeyframe && before.videoEndS >= 3, "\(before.path): \(before.videoEndS) s")
+            #expect(after.videoEndS >= 2, "\(after.path): \(after.videoEndS) s")
+            try checkJoin(before, after, label: "ctl split")
+        }
+
+        /// `--record-split 1MB`: every file but the last holds about 1 MB (at least that, and at most
+        /// a GOP more: the next file waits for a keyframe).
+        @Test func aSizeSplitGivesFilesNearThatSize() throws {
+            let output = base("mp4")
+            defer { removeAll(output) }
+            let painter = try painter()
+            defer { painter.closeInput(); _ = painter.finish() }
+            let result = try ProcessRunner.run(livepush, ["screen", output, "--record-split", "1MB", "--duration", "14",
+                                                          "--quiet"] + captureArguments(), timeoutSeconds: 60)
+            #expect(result.exitCode == 0, "\(result)")
+            let sizes = (1...6).compactMap { number in
+                (try? FileManager.default.attributesOfItem(atPath: numbered(output, number))[.size]) as? Int
+            }
+            print("split 1MB: files of \(sizes) bytes")
+            #expect(sizes.count >= 3, "\(sizes): \(result)")
+            for size in sizes.dropLast() {
+                #expect(size >= 1_000_000 && size <= 1_500_000, "a file of \(size) bytes for a 1 MB split")
+            }
+            for number in 1...sizes.count {
+                #expect(try MediaProbe.decodeErrors(numbered(output, number)).isEmpty)
+            }
+        }
+
+        /// Nonsense is refused before anything starts (exit 2, what is wrong and what to write), from
+        /// the command line and from a `--config` file; a first numbered file that exists is refused too.
+        @Test func badSplitValuesAreRefusedBeforeTheStart() throws {
+            let output = base()
+            defer { removeAll(output) }
+            for value in ["0", "10", "0s", "500ms", "0.5s", "0.5MB", "tenminutes", "-4s"] {
+                let result = try ProcessRunner.run(livepush, ["screen", output, "--record-split", value, "--duration", "1"],
+                                                   timeoutSeconds: 10)
+                #expect(result.exitCode == 2, "\(value): \(result)")
+                #expect(result.standardError.contains("--record-split"), "\(value): \(result)")
+                #expect(!FileManager.default.fileExists(atPath: numbered(output, 1)))
+            }
+            let noRecording = try ProcessRunner.run(livepush, ["push", "rtmp://127.0.0.1:1/live/x", "--record-split", "10s"],
+                                                    timeoutSeconds: 10)
+            #expect(noRecording.exitCode == 2 && noRecording.standardError.contains("--record FILE"), "\(noRecording)")
+            let config = base("json")
+            defer { try? FileManager.default.removeItem(atPath: config) }
+            try #"{"recordSplit": "10"}"#.write(toFile: config, atomically: true, encoding: .utf8)
+            chmod(config, 0o600)
+            let fromFile = try ProcessRunner.run(livepush, ["screen", output, "--config", config], timeoutSeconds: 10)
+            #expect(fromFile.exitCode == 2 && fromFile.standardError.contains("key 'recordSplit'"), "\(fromFile)")
+            FileManager.default.createFile(atPath: numbered(output, 1), contents: Data("keep".utf8))
+            let exists = try ProcessRunner.run(livepush, ["screen", output, "--record-split", "10s"], timeoutSeconds: 10)
+            #expect(exists.exitCode == 2 && exists.standardError.contains("--overwrite"), "\(exists)")
+            #expect(try String(contentsOfFile: numbered(output, 1), encoding: .utf8) == "keep")
+        }
+    }
+}
