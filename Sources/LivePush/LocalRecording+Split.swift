@@ -34,6 +34,9 @@ struct RecordingSplitter {
     /// Set by a split on command (or a size reached): the stream time (ms) from which a keyframe starts the next file.
     var armedAtPtsMs: Int64?
     var keyframeAsked = false
+    /// The bytes of the packets the current file got: the file's size as the muxer has not yet
+    /// written it (an MP4 fragment or an MKV cluster reaches the disk a GOP at a time).
+    var payloadBytes: Int64 = 0
     /// Sound at or after the split point, until the keyframe says which file it belongs to.
     var heldAudio: [(packet: EncodedAudioPacket, ptsMs: Int64)] = []
     /// The file before the last split, open for its late sound: what ends before `endPtsMs`.
@@ -121,8 +124,9 @@ extension LocalRecording {
 
     private func splitStepLocked(_ packet: EncodedVideoPacket, ptsMs: Int64) -> News? {
         guard failed == nil, !paused, startedPtsMs != nil else { return nil }
+        splitter.payloadBytes += Int64(packet.payload.count)
         if case .sizeBytes? = splitter.plan, splitter.armedAtPtsMs == nil, !resumePending,
-           writer.bytesWritten >= splitter.dueAmount {
+           max(writer.bytesWritten, splitter.payloadBytes) >= splitter.dueAmount {
             splitter.armedAtPtsMs = ptsMs
         }
         guard let point = splitPointPtsMs, ptsMs >= point else { return nil }
@@ -180,6 +184,7 @@ extension LocalRecording {
         splitter.armedAtPtsMs = nil
         splitter.keyframeAsked = false
         splitter.dueAmount = splitter.plan?.step ?? 0
+        splitter.payloadBytes = 0
         // The new file starts as a recording does: at this keyframe, its sound from this instant on.
         startedPtsMs = nil
         audioStarted = false
@@ -196,8 +201,9 @@ extension LocalRecording {
     }
 
     /// Sound for the file before a split (before its end), written there: (true, news); else (false,
-    /// and the news of that file completed when this sound is past its end).
+    /// and the news of that file completed when this sound is past its end). Counts the sound's bytes.
     func closingFileTakesLocked(_ packet: EncodedAudioPacket, ptsMs: Int64) -> (Bool, News?) {
+        if startedPtsMs != nil && !paused { splitter.payloadBytes += Int64(packet.payload.count) }
         guard let closing = splitter.closing else { return (false, nil) }
         guard ptsMs < closing.endPtsMs else { return (false, finishClosingFileLocked()) }
         do throws(MediaError) {
