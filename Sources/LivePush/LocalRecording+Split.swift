@@ -14,7 +14,7 @@ import Media
 /// instant ends the old file, and the rest begins the new one, placed beside the keyframe as at a
 /// recording's start. Sound may also come later than its picture (a small picture encodes fast, the
 /// mixer works in 20 ms frames): the old file stays open (`closing`) until sound at or past the
-/// keyframe's instant arrives (or 1 s of pictures later, or the recording's end), and sound before
+/// keyframe's instant arrives (or `closingWaitMs` of pictures later, or the recording's end), and sound before
 /// that instant still goes to it; it is reported complete (`onSplit`) only then. Each file thus plays on from where the one before stopped: no picture twice
 /// or missing, and the sound cut within one AAC frame (21 ms) of the picture.
 struct RecordingSplitter {
@@ -67,6 +67,10 @@ extension RecordingSplit {
 }
 
 extension LocalRecording {
+    /// How long (in pictures' time) the file before a split waits for its late sound: under load
+    /// the sound lags the pictures by much more than its usual 100 ms.
+    static let closingWaitMs: Int64 = 5000
+
     /// Asks for the next file at the next keyframe (the caller asks the live encoder for one when
     /// the recording takes live packets). False before the first picture (nothing to split) or after a failure.
     func split() -> Bool {
@@ -116,7 +120,7 @@ extension LocalRecording {
     func splitBeforeVideoLocked(_ packet: EncodedVideoPacket, ptsMs: Int64) -> [News] {
         // The file before a split waited long enough for its sound.
         var news: [News] = []
-        if let closing = splitter.closing, ptsMs >= closing.endPtsMs + 1000, let closed = finishClosingFileLocked() {
+        if let closing = splitter.closing, ptsMs >= closing.endPtsMs + Self.closingWaitMs, let closed = finishClosingFileLocked() {
             news.append(closed)
         }
         return news + [splitStepLocked(packet, ptsMs: ptsMs)].compactMap { $0 }

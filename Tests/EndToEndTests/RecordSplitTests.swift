@@ -115,16 +115,19 @@ extension SharedScreen {
 
         /// The files' pictures, one after another, are the pictures the server received from where the
         /// first file starts: each time code in its place (none missing, none twice at a join or anywhere).
-        private func checkPlaysBackToBack(_ parts: [Part], stream: [UInt64?], label: String) throws {
+        /// `lengthsMs`: each finished file's length as its `recordSplit` event gives it (to the next file's first picture).
+        private func checkPlaysBackToBack(_ parts: [Part], lengthsMs: [Int], stream: [UInt64?], label: String) throws {
             let joined = parts.flatMap(\.codes)
             let first = try #require(joined.firstIndex { $0 != nil }, "\(label): no readable code in the files")
             // Where the files start in the stream: the placing that matches best (a picture the
-            // capture repeated holds the same code twice in a row).
-            let placings = stream.indices.filter { stream[$0] == joined[first] }.map { $0 - first }.filter { $0 >= 0 }
+            // capture repeated holds the same code twice in a row). The recording may start a picture
+            // or two before the server's copy and ends before it: what both hold is compared, and
+            // that covers every join.
+            let placings = stream.indices.filter { stream[$0] == joined[first] }.map { $0 - first }
             func mismatches(_ start: Int) -> Int {
                 joined.indices.filter { index in
-                    start + index >= stream.count || (joined[index] != nil && stream[start + index] != nil
-                        && joined[index] != stream[start + index])
+                    start + index >= 0 && start + index < stream.count && joined[index] != nil
+                        && stream[start + index] != nil && joined[index] != stream[start + index]
                 }.count
             }
             let start = try #require(placings.min { mismatches($0) < mismatches($1) },
@@ -134,13 +137,21 @@ extension SharedScreen {
                 + "\(stream.count); \(mismatches(start)) out of place; the capture repeated \(steps.filter { $0 == 0 }.count) "
                 + "and skipped \(steps.filter { $0 > 50 }.count) of \(steps.count)")
             #expect(mismatches(start) == 0, "\(label): \(mismatches(start)) pictures of the files are not the stream's in order")
-            for (before, after) in zip(parts, parts.dropFirst()) { checkJoin(before, after, label: label) }
+            let lastJoin = parts.dropLast().map(\.codes.count).reduce(0, +)
+            #expect(start + parts[0].codes.count > 0 && start + lastJoin + 1 < stream.count,
+                    "\(label): the stream (\(stream.count) pictures from \(start)) does not hold every join")
+            #expect(lengthsMs.count == parts.count - 1, "\(label): \(lengthsMs.count) lengths for \(parts.count) files")
+            for (index, (before, after)) in zip(parts, parts.dropFirst()).enumerated() where index < lengthsMs.count {
+                checkJoin(before, after, lengthS: Double(lengthsMs[index]) / 1000, label: label)
+            }
         }
 
-        /// The sound goes on where it stopped: the old file's sound past its last picture is where
-        /// the new file's sound starts, within one AAC frame; the new file starts on a keyframe.
-        private func checkJoin(_ before: Part, _ after: Part, label: String) {
-            let overhangS = before.audioEndS - before.videoEndS
+        /// The sound goes on where it stopped: the old file's sound past its end (`lengthS`, where the
+        /// next file's first picture is; its last pictures may be a few apart when the pusher skipped
+        /// some) is where the new file's sound starts, within one AAC frame; the new file starts on a keyframe.
+        private func checkJoin(_ before: Part, _ after: Part, lengthS: Double, label: String) {
+            #expect(lengthS >= before.videoEndS - 0.001, "\(label): \(before.path) is \(lengthS) s long with pictures to \(before.videoEndS) s")
+            let overhangS = before.audioEndS - lengthS
             print("\(label): \(before.path) -> \(after.path): sound past the last picture \(overhangS * 1000) ms, "
                 + "the next file's sound starts at \(after.audioStartS * 1000) ms")
             #expect(abs(overhangS - after.audioStartS) <= 0.0214,
@@ -187,7 +198,8 @@ extension SharedScreen {
                 }
             }
             let stream = try timeCodes(try TestEnvironment.recordedFile(key: key).path)
-            try checkPlaysBackToBack(parts, stream: stream, label: "split 4s")
+            try checkPlaysBackToBack(parts, lengthsMs: splits.map { $0["durationMs"] as? Int ?? 0 }, stream: stream,
+                                     label: "split 4s")
         }
 
         /// `ctl record split` during a recording: the first file keeps its name, the next is `-002`,
@@ -230,7 +242,8 @@ extension SharedScreen {
             #expect(before.firstIsKeyframe && before.videoEndS >= 3, "\(before.path): \(before.videoEndS) s")
             #expect(after.videoEndS >= 2, "\(after.path): \(after.videoEndS) s")
             let stream = try timeCodes(try TestEnvironment.recordedFile(key: key).path)
-            try checkPlaysBackToBack([before, after], stream: stream, label: "ctl split")
+            try checkPlaysBackToBack([before, after], lengthsMs: [event["durationMs"] as? Int ?? 0], stream: stream,
+                                     label: "ctl split")
         }
 
         /// `--record-split 1MB`: every file but the last holds about 1 MB (at least that, and at most
