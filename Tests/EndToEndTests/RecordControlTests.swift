@@ -102,11 +102,12 @@ extension SharedScreen {
         }
 
         /// The dashboard of a run that records shows the recording with its buttons, and Pause,
-        /// Resume and Stop do what they say (headless Chromium clicks them; the file is complete).
+        /// Resume, Split and Stop do what they say (headless Chromium clicks them; both files are complete).
         @Test func theDashboardPausesResumesAndStopsTheRecording() throws {
             let key = UniqueName.make("dashrecord")
             let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("dashrecord")).path + ".mkv"
-            defer { try? FileManager.default.removeItem(atPath: file) }
+            let next = (file as NSString).deletingPathExtension + "-002.mkv"
+            defer { try? FileManager.default.removeItem(atPath: file); try? FileManager.default.removeItem(atPath: next) }
             let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "1e2a3a", "ffcc00", "120", "8"])
             defer { painter.closeInput(); _ = painter.finish() }
             let broadcast = try LiveBroadcast(livepush: livepush, [
@@ -129,10 +130,12 @@ extension SharedScreen {
             #expect(seen["pausedInStatus"] as? Bool == true, "\(seen)")
             #expect((seen["stateWhilePaused"] as? String ?? "").contains("recording paused"), "\(seen)")
             #expect(seen["resumedInStatus"] as? Bool == true, "\(seen)")
+            #expect(seen["splitInStatus"] as? Bool == true && seen["splitPath"] as? String == next, "\(seen)")
             #expect(seen["stoppedInStatus"] as? Bool == true, "\(seen)")
             let types = broadcast.events.compactMap { $0["type"] as? String }.filter { $0.hasPrefix("record") && $0 != "recordProgress" }
-            #expect(types == ["recordBegin", "recordPaused", "recordResumed", "recordComplete"], "\(types)")
+            #expect(types == ["recordBegin", "recordPaused", "recordResumed", "recordSplit", "recordComplete"], "\(types)")
             #expect(try MediaProbe.decodeErrors(file).isEmpty)
+            #expect(try MediaProbe.decodeErrors(next).isEmpty)
         }
 
         /// A recording with no destination runs at its target bitrate from the first picture: the
