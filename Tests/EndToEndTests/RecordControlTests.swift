@@ -15,18 +15,6 @@ extension SharedScreen {
             reply.result.exitCode == 0 && reply.answer?["ok"] as? Bool == true
         }
 
-        /// Each packet of `stream` in `path`: its time, its duration and whether it is a keyframe.
-        private func packets(_ path: String, stream: String) throws -> [(timeS: Double, durationS: Double, key: Bool)] {
-            let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries",
-                                                           "packet=pts_time,duration_time,flags", "-of", "csv=p=0", path])
-            #expect(result.exitCode == 0, "\(result)")
-            return result.standardOutput.split(separator: "\n").compactMap { line in
-                let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-                guard fields.count >= 3, let time = Double(fields[0]) else { return nil }
-                return (time, Double(fields[1]) ?? 0, fields[2].contains("K"))
-            }
-        }
-
         private func eventNs(_ events: [[String: Any]], _ type: String) throws -> Int {
             let event = try #require(events.first { $0["type"] as? String == type }, "no \(type) event")
             return try #require(event["monotonicNs"] as? Int, "\(event)")
@@ -79,7 +67,7 @@ extension SharedScreen {
             #expect(complete["code"] as? Int == 0, "\(complete)")
             let expectedS = Double(pausedNs - beginNs + completeNs - resumedNs) / 1e9
 
-            let video = try packets(file, stream: "v:0"), audio = try packets(file, stream: "a:0")
+            let video = try MediaProbe.packets(file, stream: "v:0"), audio = try MediaProbe.packets(file, stream: "a:0")
             let first = try #require(video.first, "no video in \(file)")
             #expect(first.key, "the file's first picture is not a keyframe")
             let sorted = video.map(\.timeS).sorted()

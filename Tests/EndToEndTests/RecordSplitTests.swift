@@ -42,18 +42,6 @@ extension SharedScreen {
              "--resolution", "\(Self.width)x\(Self.height)", "--mic", try TestEnvironment.microphone()]
         }
 
-        /// Each packet of `stream` in `path`, in file order: its time, its duration and whether it is a keyframe.
-        private func packets(_ path: String, stream: String) throws -> [(timeS: Double, durationS: Double, key: Bool)] {
-            let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries",
-                                                           "packet=pts_time,duration_time,flags", "-of", "csv=p=0", path])
-            #expect(result.exitCode == 0, "\(result)")
-            return result.standardOutput.split(separator: "\n").compactMap { line in
-                let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-                guard fields.count >= 3, let time = Double(fields[0]) else { return nil }
-                return (time, Double(fields[1]) ?? 0, fields[2].contains("K"))
-            }
-        }
-
         /// The time code of every picture of `path` in display order (nil where a picture holds no valid code).
         private func timeCodes(_ path: String) throws -> [UInt64?] {
             let raw = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("codes")).path + ".gray"
@@ -104,7 +92,7 @@ extension SharedScreen {
         }
 
         private func part(_ path: String) throws -> Part {
-            let video = try packets(path, stream: "v:0"), audio = try packets(path, stream: "a:0")
+            let video = try MediaProbe.packets(path, stream: "v:0"), audio = try MediaProbe.packets(path, stream: "a:0")
             let last = try #require(video.max { $0.timeS < $1.timeS }, "no pictures in \(path)")
             let firstAudio = try #require(audio.first, "no sound in \(path)"), lastAudio = try #require(audio.last)
             let gaps = zip(audio, audio.dropFirst()).map { $1.timeS - ($0.timeS + $0.durationS) }
