@@ -190,6 +190,60 @@ extension SharedScreen {
                                      label: "split 4s")
         }
 
+        /// A recording with an encode of its own (`--record-quality`) splits the same way: its encoder
+        /// is asked for the keyframe. It encodes the stream's pictures but may leave some out when it
+        /// cannot keep up (warning 1580 counts them): the files hold the stream's pictures in order,
+        /// none twice, and the pictures missing from them (at the joins or anywhere) are at most those counted.
+        @Test func aSplitOfARecordingWithItsOwnEncodeAlsoPlaysBackToBack() throws {
+            let output = base()
+            defer { removeAll(output) }
+            let key = UniqueName.make("qsplit")
+            let painter = try painter()
+            defer { painter.closeInput(); _ = painter.finish() }
+            let events = base("jsonl")
+            defer { try? FileManager.default.removeItem(atPath: events) }
+            let hog = try CPUHog(count: 1)
+            let result = try ProcessRunner.run(livepush, ["push", try TestEnvironment.recordURL(key: key), "--record", output,
+                                                          "--record-quality", "crf=20", "--record-split", "3s",
+                                                          "--duration", "11", "--quiet", "--events", events]
+                                                   + captureArguments(), timeoutSeconds: 60)
+            hog.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            let files = (1...9).map { numbered(output, $0) }.filter { FileManager.default.fileExists(atPath: $0) }
+            #expect(files.count >= 3, "\(files): \(result)")
+            let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
+            let splits = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .filter { $0["type"] as? String == "recordSplit" }
+            let parts = try files.map(part)
+            for part in parts.dropLast() {
+                // Asked for at 3 s, the keyframe comes out after the encoder's delay: within a GOP (2 s).
+                #expect(part.firstIsKeyframe && part.videoEndS >= 2.95 && part.videoEndS <= 5, "\(part.path): \(part.videoEndS) s")
+            }
+            let dropped = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .filter { $0["type"] as? String == "warning" && $0["code"] as? Int == 1580 }
+                .compactMap { (($0["extraInfo"] as? [String: Any])?["frames"] as? String).flatMap { Int($0) } }.reduce(0, +)
+            // Each readable code of the files found in the stream after the one before.
+            let stream = try timeCodes(try TestEnvironment.recordedFile(key: key).path)
+            let joined = parts.flatMap(\.codes)
+            var placed: [(index: Int, at: Int)] = []
+            for (index, code) in joined.enumerated() {
+                guard let code else { continue }
+                let from = (placed.last?.at ?? -1) + 1
+                let at = try #require(from < stream.count ? stream[from...].firstIndex(of: code) : nil,
+                                      "picture \(index) (code \(code)) is not in the stream after picture \(from - 1)")
+                placed.append((index, at))
+            }
+            let first = try #require(placed.first), last = try #require(placed.last)
+            let missing = (last.at - first.at) - (last.index - first.index)
+            print("own encode split 3s: \(joined.count) pictures in \(parts.count) files, \(missing) of the stream's missing, "
+                + "\(dropped) left out by the recording's encoder")
+            #expect(missing >= 0 && missing <= dropped, "\(missing) pictures missing, \(dropped) counted as left out")
+            let lengthsMs = splits.map { $0["durationMs"] as? Int ?? 0 }
+            for (index, (before, after)) in zip(parts, parts.dropFirst()).enumerated() where index < lengthsMs.count {
+                checkJoin(before, after, lengthS: Double(lengthsMs[index]) / 1000, label: "own encode split 3s")
+            }
+        }
+
         /// `ctl record split` during a recording: the first file keeps its name, the next is `-002`,
         /// `status.recordingPath` names it, and the two play back to back. A split with nothing recorded is refused.
         @Test func aSplitOnCommandStartsTheNextFileAtTheNextKeyframe() throws {
