@@ -178,9 +178,11 @@ extension LocalRecording {
         let nextAudio = writeHeldAudioLocked(before: ptsMs) + pendingAudio.filter { $0.ptsMs >= ptsMs }
         // A split again before the file of the last one got its sound: that one is complete now.
         let earlier = finishClosingFileLocked()
+        // Split where a pause ends: the old file ends where it was paused (its sound too).
+        let endPtsMs = resumePending ? (pausedAtPtsMs ?? lastVideoPtsMs) + videoFrameMs : ptsMs
         splitter.closing = RecordingSplitter.ClosingFile(
-            writer: writer, path: currentPath, endPtsMs: ptsMs, durationMs: Int(ptsMs - (startedPtsMs ?? ptsMs) - pausedMs),
-            nextPath: next.path)
+            writer: writer, path: currentPath, endPtsMs: endPtsMs,
+            durationMs: Int(endPtsMs - (startedPtsMs ?? endPtsMs) - pausedMs), nextPath: next.path)
         let hadAudio = audioStarted
         writer = newWriter
         currentPath = next.path

@@ -26,7 +26,7 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     var audioStarted = false
     private let audioRateHz: Int
     /// How long a picture lasts (1000 / fps).
-    private let videoFrameMs: Int64
+    let videoFrameMs: Int64
     var lastProgressMs = 0
     var durationMs = 0
     /// Paused (`pause()`): packets are left out until `resume()`, and then until the next keyframe.
