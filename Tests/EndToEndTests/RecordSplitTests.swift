@@ -147,20 +147,26 @@ extension SharedScreen {
             #expect(after.firstIsKeyframe, "\(label): \(after.path) does not start on a keyframe")
         }
 
-        /// `push --record OUT.mkv --record-split 4s` for 15 s gives numbered files of 4 s (within a
-        /// GOP), reported one by one (events, summary); played back to back they are the stream.
-        @Test func aSplitEveryFourSecondsGivesFilesThatPlayBackToBack() throws {
-            let output = base()
-            defer { removeAll(output) }
+        /// What a split push left: its numbered files (checked: each named in the summary and in
+        /// order in the `recordSplit` events), those events, every event, and nginx's copy's key.
+        struct SplitRun {
+            let files: [String]
+            let splits: [[String: Any]]
+            let events: [[String: Any]]
+            let key: String
+        }
+
+        /// `livepush push URL --record OUTPUT ARGUMENTS --duration SECONDS` under a CPU hog, at least three files made.
+        private func splitPush(_ output: String, _ arguments: [String], seconds: Int) throws -> SplitRun {
             let key = UniqueName.make("split")
             let painter = try painter()
             defer { painter.closeInput(); _ = painter.finish() }
-            let events = base("jsonl")
-            defer { try? FileManager.default.removeItem(atPath: events) }
+            let eventsPath = base("jsonl")
+            defer { try? FileManager.default.removeItem(atPath: eventsPath) }
             let hog = try CPUHog(count: 1)
-            let result = try ProcessRunner.run(livepush, ["push", try TestEnvironment.recordURL(key: key), "--record", output,
-                                                          "--record-split", "4s", "--duration", "15", "--quiet",
-                                                          "--events", events] + captureArguments(), timeoutSeconds: 60)
+            let result = try ProcessRunner.run(livepush, ["push", try TestEnvironment.recordURL(key: key), "--record", output]
+                + arguments + ["--duration", "\(seconds)", "--quiet", "--events", eventsPath] + captureArguments(),
+                timeoutSeconds: 60)
             hog.stop()
             #expect(result.exitCode == 0, "\(result)")
             let files = (1...9).map { numbered(output, $0) }.filter { FileManager.default.fileExists(atPath: $0) }
@@ -169,13 +175,21 @@ extension SharedScreen {
             for file in files {
                 #expect(result.standardOutput.contains(" to \(file) ("), "the summary does not name \(file): \(result)")
             }
-            let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
-            let splits = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .filter { $0["type"] as? String == "recordSplit" }
+            let events = try String(contentsOfFile: eventsPath, encoding: .utf8).split(separator: "\n")
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let splits = events.filter { $0["type"] as? String == "recordSplit" }
             #expect(splits.map { $0["previousPath"] as? String ?? "" } == Array(files.dropLast()), "\(splits)")
             #expect(splits.map { $0["path"] as? String ?? "" } == Array(files.dropFirst()), "\(splits)")
+            return SplitRun(files: files, splits: splits, events: events, key: key)
+        }
 
-            let parts = try files.map(part)
+        /// `push --record OUT.mkv --record-split 4s` for 15 s gives numbered files of 4 s (within a
+        /// GOP), reported one by one (events, summary); played back to back they are the stream.
+        @Test func aSplitEveryFourSecondsGivesFilesThatPlayBackToBack() throws {
+            let output = base()
+            defer { removeAll(output) }
+            let run = try splitPush(output, ["--record-split", "4s"], seconds: 15)
+            let parts = try run.files.map(part)
             for (index, part) in parts.enumerated() {
                 print("split 4s: \(part.path): \(part.videoEndS) s of pictures (\(part.codes.count)), sound "
                     + "\(part.audioStartS)...\(part.audioEndS) s, largest gap \(part.largestAudioGapS) s")
@@ -185,8 +199,8 @@ extension SharedScreen {
                     #expect(part.videoEndS >= 3.95 && part.videoEndS <= 4.5, "\(part.path) lasts \(part.videoEndS) s")
                 }
             }
-            let stream = try timeCodes(try TestEnvironment.recordedFile(key: key).path)
-            try checkPlaysBackToBack(parts, lengthsMs: splits.map { $0["durationMs"] as? Int ?? 0 }, stream: stream,
+            let stream = try timeCodes(try TestEnvironment.recordedFile(key: run.key).path)
+            try checkPlaysBackToBack(parts, lengthsMs: run.splits.map { $0["durationMs"] as? Int ?? 0 }, stream: stream,
                                      label: "split 4s")
         }
 
@@ -197,33 +211,16 @@ extension SharedScreen {
         @Test func aSplitOfARecordingWithItsOwnEncodeAlsoPlaysBackToBack() throws {
             let output = base()
             defer { removeAll(output) }
-            let key = UniqueName.make("qsplit")
-            let painter = try painter()
-            defer { painter.closeInput(); _ = painter.finish() }
-            let events = base("jsonl")
-            defer { try? FileManager.default.removeItem(atPath: events) }
-            let hog = try CPUHog(count: 1)
-            let result = try ProcessRunner.run(livepush, ["push", try TestEnvironment.recordURL(key: key), "--record", output,
-                                                          "--record-quality", "crf=20", "--record-split", "3s",
-                                                          "--duration", "11", "--quiet", "--events", events]
-                                                   + captureArguments(), timeoutSeconds: 60)
-            hog.stop()
-            #expect(result.exitCode == 0, "\(result)")
-            let files = (1...9).map { numbered(output, $0) }.filter { FileManager.default.fileExists(atPath: $0) }
-            #expect(files.count >= 3, "\(files): \(result)")
-            let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
-            let splits = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .filter { $0["type"] as? String == "recordSplit" }
-            let parts = try files.map(part)
+            let run = try splitPush(output, ["--record-quality", "crf=20", "--record-split", "3s"], seconds: 11)
+            let parts = try run.files.map(part)
             for part in parts.dropLast() {
                 // Asked for at 3 s, the keyframe comes out after the encoder's delay: within a GOP (2 s).
                 #expect(part.firstIsKeyframe && part.videoEndS >= 2.95 && part.videoEndS <= 5, "\(part.path): \(part.videoEndS) s")
             }
-            let dropped = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-                .filter { $0["type"] as? String == "warning" && $0["code"] as? Int == 1580 }
+            let dropped = run.events.filter { $0["type"] as? String == "warning" && $0["code"] as? Int == 1580 }
                 .compactMap { (($0["extraInfo"] as? [String: Any])?["frames"] as? String).flatMap { Int($0) } }.reduce(0, +)
             // Each readable code of the files found in the stream after the one before.
-            let stream = try timeCodes(try TestEnvironment.recordedFile(key: key).path)
+            let stream = try timeCodes(try TestEnvironment.recordedFile(key: run.key).path)
             let joined = parts.flatMap(\.codes)
             var placed: [(index: Int, at: Int)] = []
             for (index, code) in joined.enumerated() {
@@ -238,7 +235,7 @@ extension SharedScreen {
             print("own encode split 3s: \(joined.count) pictures in \(parts.count) files, \(missing) of the stream's missing, "
                 + "\(dropped) left out by the recording's encoder")
             #expect(missing >= 0 && missing <= dropped, "\(missing) pictures missing, \(dropped) counted as left out")
-            let lengthsMs = splits.map { $0["durationMs"] as? Int ?? 0 }
+            let lengthsMs = run.splits.map { $0["durationMs"] as? Int ?? 0 }
             for (index, (before, after)) in zip(parts, parts.dropFirst()).enumerated() where index < lengthsMs.count {
                 checkJoin(before, after, lengthS: Double(lengthsMs[index]) / 1000, label: "own encode split 3s")
             }
