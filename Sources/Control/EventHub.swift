@@ -180,6 +180,13 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
         downstream?.onLocalRecordResumed(storagePath: storagePath)
     }
 
+    public func onLocalRecordSplit(previousPath: String, durationMs: Int, sizeBytes: Int64, nextPath: String) {
+        emit("recordSplit", ["previousPath": previousPath, "durationMs": durationMs, "sizeBytes": Int(sizeBytes),
+                             "path": nextPath])
+        downstream?.onLocalRecordSplit(previousPath: previousPath, durationMs: durationMs, sizeBytes: sizeBytes,
+                                       nextPath: nextPath)
+    }
+
     public func onCaptureFirstAudioFrame() {
         emit("firstAudioFrame")
         downstream?.onCaptureFirstAudioFrame()

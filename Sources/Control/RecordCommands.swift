@@ -3,30 +3,44 @@ import LivePush
 import Media
 
 /// What `record` does (issue 34): start a recording to a file while the broadcast goes on, stop it,
-/// pause it or resume it.
+/// pause it, resume it, or go on in a new file (split).
 public enum ControlRecordAction: Equatable, Sendable {
-    case start(path: String)
+    /// With `split`, in numbered files (`talk-001.mkv`...) of that duration or size.
+    case start(path: String, split: RecordingSplit?)
     case stop
     case pause
     case resume
+    case split
 
-    static let usage = "use: record start FILE | stop | pause | resume"
+    static let usage = "use: record start FILE [--split DURATION|SIZE] | stop | pause | resume | split"
 
     /// The words after `record`.
     static func parse(_ args: [String]) throws(ControlError) -> ControlRecordAction {
-        guard let action = args.first else { throw .missingValue(command: "record", expected: "start FILE, stop, pause or resume") }
+        guard let action = args.first else {
+            throw .missingValue(command: "record", expected: "start FILE, stop, pause, resume or split")
+        }
         let rest = Array(args.dropFirst())
         switch action {
         case "start":
             guard let path = rest.first else { throw .missingValue(command: "record", expected: "start FILE") }
-            guard rest.count == 1 else { throw .invalidValue(command: "record", value: rest[1], reason: usage) }
             guard RecordingContainer(path: path) != nil else {
                 throw .invalidValue(command: "record", value: path, reason: "the file name must end in .mkv, .mp4 or .flv")
             }
-            return .start(path: path)
-        case "stop", "pause", "resume":
+            var split: RecordingSplit?
+            if rest.count > 1 {
+                guard rest[1] == "--split" else { throw .invalidValue(command: "record", value: rest[1], reason: usage) }
+                guard rest.count > 2 else { throw .missingValue(command: "record", expected: "--split DURATION|SIZE") }
+                guard rest.count == 3 else { throw .invalidValue(command: "record", value: rest[3], reason: usage) }
+                do throws(RecordingSplitError) {
+                    split = try RecordingSplit(parsing: rest[2])
+                } catch {
+                    throw .invalidValue(command: "record", value: rest[2], reason: error.reason)
+                }
+            }
+            return .start(path: path, split: split)
+        case "stop", "pause", "resume", "split":
             guard rest.isEmpty else { throw .invalidValue(command: "record", value: rest[0], reason: "'record \(action)' takes no value") }
-            return action == "stop" ? .stop : action == "pause" ? .pause : .resume
+            return action == "stop" ? .stop : action == "pause" ? .pause : action == "resume" ? .resume : .split
         default:
             throw .invalidValue(command: "record", value: action, reason: usage)
         }
@@ -35,8 +49,9 @@ public enum ControlRecordAction: Equatable, Sendable {
     /// The words after `record`, as typed.
     var arguments: [String] {
         switch self {
-        case .start(let path): ["start", path]
+        case .start(let path, let split): ["start", path] + (split.map { ["--split", $0.description] } ?? [])
         case .stop: ["stop"]
+        case .split: ["split"]
         case .pause: ["pause"]
         case .resume: ["resume"]
         }
@@ -47,12 +62,20 @@ public enum ControlRecordAction: Equatable, Sendable {
 enum RecordCommands {
     static func execute(_ action: ControlRecordAction, pusher: LivePusher, verb: String) -> Result<[String: Any], ControlError> {
         switch action {
-        case .start(let path):
+        case .start(let path, let split):
             // Nothing that exists is opened (a FIFO or a device is "exists", issue 30): the file is new.
-            let code = pusher.startLocalRecording(path: path)
+            let code = pusher.startLocalRecording(path: path, split: split)
+            let filePath = split == nil ? path : RecordingSplit.numberedPath(path, number: 1)
             guard code == LocalRecordingCode.ok else {
-                return .failure(.refused(command: verb, reason: describe(startCode: code, path: path)))
+                return .failure(.refused(command: verb, reason: describe(startCode: code, path: filePath)))
             }
+            return .success(["recording": filePath])
+        case .split:
+            guard let path = pusher.status.recordingPath else { return .failure(.refused(command: verb, reason: "nothing is being recorded")) }
+            guard pusher.splitLocalRecording() == LocalRecordingCode.ok else {
+                return .failure(.refused(command: verb, reason: "nothing has been recorded yet (the file waits for its first picture)"))
+            }
+            // The next file starts at the next keyframe: `recordSplit` names it.
             return .success(["recording": path])
         case .stop:
             guard let path = pusher.status.recordingPath else { return .failure(.refused(command: verb, reason: "nothing is being recorded")) }

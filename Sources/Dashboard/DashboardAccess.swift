@@ -28,14 +28,14 @@ struct DashboardAccess: Sendable {
     /// the volumes), and status.
     static let buttonVerbs: Set<String> = ["status", "pause", "resume", "mute", "unmute", "bitrate", "reconnect", "volume"]
 
-    /// Whether the page's buttons send `command`: the verbs above, the recording's Pause, Resume and
-    /// Stop, the music's loop and volume, and the settings (restart, mirrors, preview, noise
+    /// Whether the page's buttons send `command`: the verbs above, the recording's Pause, Resume,
+    /// Split and Stop, the music's loop and volume, and the settings (restart, mirrors, preview, noise
     /// suppression, gain, voice activity, ear monitoring to the default output, log level).
     /// Nothing that names a file or a device: `record start FILE`, `bgm start FILE`, `snapshot`,
     /// `watermark add`, `add URL` and `ear-monitor on SINK` are not buttons.
     static func isButtonCommand(_ command: ControlCommand) -> Bool {
         switch command {
-        case .record(.stop), .record(.pause), .record(.resume): true
+        case .record(.stop), .record(.pause), .record(.resume), .record(.split): true
         case .bgm(.loop), .bgm(.volume): true
         case .setting(.earMonitor(_, let sink)): sink == nil
         case .setting: true

@@ -32,6 +32,10 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     func onLocalRecordPaused(storagePath: String)
     /// `resumeLocalRecording()` took effect: the file goes on from the next keyframe.
     func onLocalRecordResumed(storagePath: String)
+    /// A split (`startLocalRecording(split:)`, `splitLocalRecording()`): `previousPath` is complete
+    /// (`durationMs` long, `sizeBytes` big) and the recording goes on in `nextPath` from a keyframe.
+    /// `onLocalRecordComplete` names the last file only.
+    func onLocalRecordSplit(previousPath: String, durationMs: Int, sizeBytes: Int64, nextPath: String)
     /// The first samples of audio (microphone or desktop) reached the mixer.
     func onCaptureFirstAudioFrame()
     /// The microphone's level, 0 (silence, −60 dBFS and below) to 100 (full scale), every
@@ -107,6 +111,7 @@ extension LivePusherObserver {
     public func onLocalRecordComplete(code: Int32, storagePath: String) {}
     public func onLocalRecordPaused(storagePath: String) {}
     public func onLocalRecordResumed(storagePath: String) {}
+    public func onLocalRecordSplit(previousPath: String, durationMs: Int, sizeBytes: Int64, nextPath: String) {}
     public func onCaptureFirstAudioFrame() {}
     public func onMicrophoneVolumeUpdate(volume: Int) {}
     public func onMicrophoneVolumeUpdate(volume: Int, muted: Bool) { onMicrophoneVolumeUpdate(volume: volume) }
@@ -332,6 +337,9 @@ public enum LivePushWarningCode {
     /// A recording of its own quality (`recordingQuality`) left pictures out: its encoder could not
     /// keep up beside the live one. Sent when it ends; `extraInfo["frames"]` is how many.
     public static let recordingFramesDropped: Int32 = 1580
+    /// The next file of a split recording could not be opened (`extraInfo["path"]`): the recording
+    /// goes on in the file it was in, and the split is tried again one step (duration or size) later.
+    public static let recordSplitFailed: Int32 = 1581
 }
 
 /// Return codes of `startLocalRecording`, as the reference SDK numbers them.

@@ -5,52 +5,75 @@ import Media
 /// closes the file cleanly (fragmented MP4 stays playable even if the process is killed). With a
 /// quality of its own (`RecordingQuality`), its video is a second encode of the same pictures
 /// (`RecordingEncoder`) and the live packets are left aside; audio is the live AAC either way.
+///
+/// Threads: the video pipeline's encode thread (or the own encoder's) calls `receive`/`record`, the
+/// audio pipeline's thread `receiveAudio`, the pusher's turn `pause`/`resume`/`split`/`finish`;
+/// `lock` guards every `var` below, the writer and the split's state (`LocalRecording+Split.swift`).
 final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
-    let path: String
-    private let writer: RecordingWriter
-    private let ownEncoder: RecordingEncoder?
+    /// A mix packet waiting to be written, its stream time, and its source tracks' packets (`SourceTracks`).
+    typealias PendingAudio = (packet: EncodedAudioPacket, ptsMs: Int64, tracks: [EncodedAudioPacket])
+    /// The file being written now (the next one after a split).
+    var path: String { lock.withLock { currentPath } }
+    /// The path given: a split recording's files are named from it.
+    let givenPath: String
+    var currentPath: String
+    var writer: RecordingWriter
+    /// Opens the next file of a split recording, for the same encoders.
+    let makeWriter: (String) throws(MediaError) -> RecordingWriter
+    let overwrite: Bool
+    let ownEncoder: RecordingEncoder?
     private let progressIntervalMs: Int
-    private let lock = NSLock()
-    private var startedPtsMs: Int64?
-    private var audioStarted = false
+    let lock = NSLock()
+    var startedPtsMs: Int64?
+    var audioStarted = false
     private let audioRateHz: Int
     /// How long a picture lasts (1000 / fps).
-    private let videoFrameMs: Int64
-    private var lastProgressMs = 0
-    private(set) var durationMs = 0
+    let videoFrameMs: Int64
+    var lastProgressMs = 0
+    var durationMs = 0
     /// Paused (`pause()`): packets are left out until `resume()`, and then until the next keyframe.
-    private var paused = false
-    private var resumePending = false
+    var paused = false
+    var resumePending = false
     /// The stream time of the last picture written before the pause: sound up to it is still
     /// written when it comes after the pause was asked for (it is encoded later than the picture).
-    private var pausedAtPtsMs: Int64?
+    var pausedAtPtsMs: Int64?
     /// Stream time (ms) left out of the file by pauses: a picture at `ptsMs` is in the file at
     /// `ptsMs - startedPtsMs - pausedMs`, so the file has no gap where it was paused.
-    private var pausedMs: Int64 = 0
+    var pausedMs: Int64 = 0
     /// The last picture written: its stream time, and its decoding time in the file (encoder ticks).
-    private var lastVideoPtsMs: Int64 = 0
-    private var lastVideoFileDts: Int64 = 0
+    var lastVideoPtsMs: Int64 = 0
+    var lastVideoFileDts: Int64 = 0
     /// Audio resumes at the first packet at or after the resumed video's first picture.
-    private var audioResumePtsMs: Int64?
+    var audioResumePtsMs: Int64?
     /// Sound that came while the file waited for its first picture (at the start or a resume):
     /// the sound is encoded sooner than a picture of the same instant, so what follows that picture
     /// is often here before it. Written once the picture is, from its instant on; at most
     /// `maxPendingAudio` packets (about 5 s), the oldest dropped first.
-    private var pendingAudio: [(packet: EncodedAudioPacket, ptsMs: Int64, tracks: [EncodedAudioPacket])] = []
-    private static let maxPendingAudio = 256
+    var pendingAudio: [PendingAudio] = []
+    static let maxPendingAudio = 256
     /// Where the last audio packet written ends in the file (samples).
-    private var audioFileEnd: Int64 = 0
-    private(set) var failed: MediaError?
+    var audioFileEnd: Int64 = 0
+    /// When and where the next file starts (`LocalRecording+Split.swift`).
+    var splitter: RecordingSplitter
+    var failed: MediaError?
     var onProgress: (@Sendable (Int) -> Void)?
     var onFailure: (@Sendable (MediaError) -> Void)?
+    /// A file was finished and the next one begun (a split), told after the lock is let go.
+    var onSplit: (@Sendable (RecordingSplitter.Finished, String) -> Void)?
+    /// The next file of a split could not be opened: the recording goes on in the file it was in.
+    var onSplitFailed: (@Sendable (String, MediaError) -> Void)?
+    /// The live encoder should make a keyframe soon (a split is due and the recording takes live packets).
+    var onKeyframeNeeded: (@Sendable () -> Void)?
 
     /// Checks `path` as the reference SDK does; returns the file, or the reference's error code.
     /// With `overwrite`, a regular file at `path` is removed first (anything else there is still "exists").
+    /// With `split`, the files are numbered from 1 (`RecordingSplit.numberedPath`) and `path` is only their pattern.
     /// `sourceTrackTitles`: a track per source beside the mix (`SourceTracks`), for MKV and MP4.
-    static func open(path: String, encoder: H264Encoder, audioEncoder: AACEncoder?, progressIntervalMs: Int,
+    static func open(path givenPath: String, encoder: H264Encoder, audioEncoder: AACEncoder?, progressIntervalMs: Int,
                      quality: RecordingQuality? = nil, overwrite: Bool = false,
-                     sourceTrackTitles: [String] = []) -> Result<LocalRecording, Int32Error>
+                     split: RecordingSplit? = nil, sourceTrackTitles: [String] = []) -> Result<LocalRecording, Int32Error>
     {
+        let path = split == nil ? givenPath : RecordingSplit.numberedPath(givenPath, number: 1)
         guard RecordingContainer(path: path) != nil else { return .failure(Int32Error(LocalRecordingCode.unsupportedExtension)) }
         var existing = stat()
         if lstat(path, &existing) == 0 {
@@ -71,10 +94,13 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
             return .failure(Int32Error(LocalRecordingCode.internalError))
         }
         do {
-            let writer = try RecordingWriter(path: path, encoder: ownEncoder?.encoder ?? encoder,
-                                             audioEncoder: audioEncoder, mixTitle: SourceTracks.mixTitle,
-                                             sourceTrackTitles: sourceTrackTitles)
-            let recording = LocalRecording(path: path, writer: writer, ownEncoder: ownEncoder,
+            let makeWriter = { (path: String) throws(MediaError) -> RecordingWriter in
+                try RecordingWriter(path: path, encoder: ownEncoder?.encoder ?? encoder, audioEncoder: audioEncoder,
+                                    mixTitle: SourceTracks.mixTitle, sourceTrackTitles: sourceTrackTitles)
+            }
+            let writer = try makeWriter(path)
+            let recording = LocalRecording(givenPath: givenPath, path: path, writer: writer, makeWriter: makeWriter,
+                                           overwrite: overwrite, split: split, ownEncoder: ownEncoder,
                                            progressIntervalMs: progressIntervalMs,
                                            audioRateHz: audioEncoder?.settings.sampleRateHz ?? 48000,
                                            videoFrameMs: Int64(1000 / max(1, encoder.settings.fps)))
@@ -92,9 +118,15 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
         }
     }
 
-    private init(path: String, writer: RecordingWriter, ownEncoder: RecordingEncoder?, progressIntervalMs: Int,
+    private init(givenPath: String, path: String, writer: RecordingWriter,
+                 makeWriter: @escaping (String) throws(MediaError) -> RecordingWriter, overwrite: Bool,
+                 split: RecordingSplit?, ownEncoder: RecordingEncoder?, progressIntervalMs: Int,
                  audioRateHz: Int, videoFrameMs: Int64) {
-        self.path = path
+        self.givenPath = givenPath
+        self.currentPath = path
+        self.makeWriter = makeWriter
+        self.overwrite = overwrite
+        self.splitter = RecordingSplitter(plan: split)
         self.videoFrameMs = videoFrameMs
         self.ownEncoder = ownEncoder
         self.audioRateHz = audioRateHz
@@ -120,15 +152,21 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     var framesDropped: Int { ownEncoder?.framesDropped ?? 0 }
 
     /// What a write has to tell, told after the lock is let go (the callbacks are the pusher's).
-    private enum News {
+    enum News {
         case progress(durationMs: Int)
         case failure(MediaError)
+        case split(RecordingSplitter.Finished, next: String)
+        case splitFailed(path: String, MediaError)
+        case keyframeNeeded
     }
 
-    private func tell(_ news: News?) {
+    func tell(_ news: News?) {
         switch news {
         case .progress(let durationMs)?: onProgress?(durationMs)
         case .failure(let error)?: onFailure?(error)
+        case .split(let finished, let next)?: onSplit?(finished, next)
+        case .splitFailed(let path, let error)?: onSplitFailed?(path, error)
+        case .keyframeNeeded?: onKeyframeNeeded?()
         case nil: break
         }
     }
@@ -144,8 +182,10 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
 
     private func record(_ packet: EncodedVideoPacket, ptsMs: Int64) {
         lock.lock()
+        let splitNews = splitBeforeVideoLocked(packet, ptsMs: ptsMs)
         let news = recordLocked(packet, ptsMs: ptsMs)
         lock.unlock()
+        splitNews.forEach(tell)
         tell(news)
     }
 
@@ -197,12 +237,21 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     /// A mix packet and, with `--record-tracks`, each source track's packet of the same instant:
     /// the tracks go wherever the mix goes (written beside it, held with it, left out with it).
     func receiveAudio(_ packet: EncodedAudioPacket, ptsMs: Int64, sourceTracks tracks: [EncodedAudioPacket]) {
+        var splitNews: News?
         let news = lock.withLock { () -> News? in
             guard failed == nil else { return nil }
+            // Sound of the file before a split, late as sound is: to that file.
+            let toClosingFile: Bool
+            (toClosingFile, splitNews) = closingFileTakesLocked(packet, ptsMs: ptsMs, tracks: tracks)
+            if toClosingFile { return nil }
             if paused {
                 // The sound of the pictures written before the pause (to the end of the last one), late as sound is.
                 guard let pausedAtPtsMs, ptsMs < pausedAtPtsMs + videoFrameMs else { return nil }
                 return writeAudioLocked(packet, ptsMs: ptsMs, tracks: tracks)
+            }
+            if startedPtsMs != nil && !resumePending && holdsForSplitLocked(ptsMs: ptsMs) {
+                holdForSplitLocked(packet, ptsMs: ptsMs, tracks: tracks)
+                return nil
             }
             if startedPtsMs == nil || resumePending {
                 if pendingAudio.count >= Self.maxPendingAudio { pendingAudio.removeFirst() }
@@ -211,11 +260,12 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
             }
             return writeAudioLocked(packet, ptsMs: ptsMs, tracks: tracks)
         }
+        tell(splitNews)
         tell(news)
     }
 
     /// Writes an audio packet at its place beside the pictures, with the lock held.
-    private func writeAudioLocked(_ packet: EncodedAudioPacket, ptsMs: Int64, tracks: [EncodedAudioPacket]) -> News? {
+    func writeAudioLocked(_ packet: EncodedAudioPacket, ptsMs: Int64, tracks: [EncodedAudioPacket]) -> News? {
         guard let startedPtsMs, ptsMs >= startedPtsMs else { return nil }
         let rate = Int64(audioRateHz)
         if !audioStarted {
@@ -251,6 +301,7 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
             if !resumePending { pausedAtPtsMs = startedPtsMs == nil ? nil : lastVideoPtsMs }
             resumePending = false
             pendingAudio.removeAll()
+            writeHeldAudioLocked(before: pausedAtPtsMs.map { $0 + videoFrameMs } ?? 0)
             return true
         }
     }
@@ -288,15 +339,25 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     func finish() -> Ending {
         ownEncoder?.finish()
         lock.lock()
-        defer { lock.unlock() }
+        // The file before a split, still waiting for its last sound: complete now.
+        let splitNews = finishClosingFileLocked()
+        let ending = finishLocked()
+        lock.unlock()
+        tell(splitNews)
+        return ending
+    }
+
+    private func finishLocked() -> Ending {
         if let failed { return .failed(failed) }
+        // The sound held for a split that did not come: it belongs to this file.
+        writeHeldAudioLocked(before: Int64.max)
         do throws(MediaError) {
             try writer.finish()
         } catch {
             return .failed(error)
         }
         guard startedPtsMs != nil else {
-            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: currentPath)
             return .nothingRecorded
         }
         return .complete

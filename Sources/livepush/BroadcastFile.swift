@@ -169,7 +169,8 @@ enum BroadcastFile {
 /// be saved and given to `--config`), with every stream key replaced by ****.
 enum EffectiveConfiguration {
     static func json(config: LivePushConfig, destinations: [String], recordingPath: String?,
-                     helperArguments: [String], audio: AudioChoice, watch: WatchOptions) -> String
+                     helperArguments: [String], audio: AudioChoice, watch: WatchOptions,
+                     recordSplit: RecordingSplit? = nil) -> String
     {
         var object = optionKeys(sound: audio.sound, watch: watch)
         if let data = try? JSONEncoder().encode(config),
@@ -178,6 +179,7 @@ enum EffectiveConfiguration {
         }
         object["destinations"] = destinations.map(redacted)
         if let recordingPath { object["recordingPath"] = recordingPath }
+        if let recordSplit { object["recordSplit"] = recordSplit.description }
         var capture: [String: Any] = [:]
         var index = 0
         while index < helperArguments.count {

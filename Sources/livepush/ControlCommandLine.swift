@@ -81,8 +81,8 @@ enum ControlCommandLine {
         case .snapshot(let path, let series):
             command = .snapshot(path: absolute(path), series: series)
             words = [command.verb] + command.arguments
-        case .record(.start(let path)):
-            command = .record(.start(path: absolute(path)))
+        case .record(.start(let path, let split)):
+            command = .record(.start(path: absolute(path), split: split))
             words = [command.verb] + command.arguments
         case .bgm(.start(let path, let loop)):
             command = .bgm(.start(path: absolute(path), loop: loop))

@@ -22,7 +22,7 @@ struct FileOptionKey: Equatable {
     let option: String
     let kind: Kind
 
-    /// The file's keys of the sound, preview and log options, in the order docs/guide.md lists them.
+    /// The file's keys of the sound, preview, log and recording-split options, in the order docs/guide.md lists them.
     static let all: [FileOptionKey] = [
         FileOptionKey(key: "micVolume", option: "mic-volume", kind: .wholeNumber),
         FileOptionKey(key: "desktopVolume", option: "desktop-volume", kind: .wholeNumber),
@@ -37,11 +37,12 @@ struct FileOptionKey: Equatable {
         FileOptionKey(key: "previewMirror", option: "preview-mirror", kind: .flag),
         FileOptionKey(key: "previewGeometry", option: "preview-geometry", kind: .text),
         FileOptionKey(key: "logLevel", option: "log-level", kind: .text),
+        FileOptionKey(key: "recordSplit", option: "record-split", kind: .text),
     ]
 
     /// What the key takes, for a value of the wrong type: "a whole number (--mic-volume PERCENT)".
     var expected: String {
-        let valueName = (ScreenCommand.audioOptions + WatchOptions.specs).first { $0.name == option }?.valueName
+        let valueName = (ScreenCommand.audioOptions + WatchOptions.specs + [ScreenCommand.recordSplitOption]).first { $0.name == option }?.valueName
         let typed = "--\(option)" + (valueName.map { " \($0)" } ?? "")
         switch kind {
         case .flag: return "true or false (--\(option))"

@@ -21,6 +21,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     let output: String?
     /// `--overwrite`: an existing file at `output` is replaced.
     let overwrite: Bool
+    /// `--record-split`: the recording goes on in numbered files.
+    let split: RecordingSplit?
     let pushURLs: [String]
     let group: String
     let audio: AudioChoice
@@ -32,6 +34,9 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var statistics = LivePusherStatistics()
     private var recordedMs = 0
+    /// The files a split finished, in order (the last file is `lastPath`, told by `onLocalRecordComplete`).
+    private var finishedFiles: [(path: String, durationMs: Int, sizeBytes: Int64)] = []
+    private var lastPath: String?
     private var captureStarted = false
     /// The helper process whose session is running: taken when it starts capturing, so that a
     /// lost session kills that process and never the one the supervisor has started since.
@@ -54,7 +59,8 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     /// The helper this run started and supervises, if any.
     private var supervisor: HelperSupervisor?
 
-    init(config: LivePushConfig, output: String?, overwrite: Bool = false, pushURLs: [String], group: String,
+    init(config: LivePushConfig, output: String?, overwrite: Bool = false, split: RecordingSplit? = nil,
+         pushURLs: [String], group: String,
          audio: AudioChoice, quiet: Bool,
          durationSeconds: Double?, watch: WatchOptions = WatchOptions())
     {
@@ -69,6 +75,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         self.config = config
         self.output = output
         self.overwrite = overwrite
+        self.split = split
         self.pushURLs = pushURLs
         self.group = group
         self.audio = audio
@@ -101,9 +108,10 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         audio.sound.apply(to: pusher)
         if let output {
             // Once a second, as the events guide says (the status line reads the statistics' clock anyway).
-            let code = pusher.startLocalRecording(path: output, progressIntervalMs: 1000, overwrite: overwrite)
+            let code = pusher.startLocalRecording(path: output, progressIntervalMs: 1000, overwrite: overwrite, split: split)
             guard code == 0 else {
-                Terminal.printError("livepush: cannot record to '\(output)': \(Self.describe(recordingCode: code))")
+                let path = split == nil ? output : RecordingSplit.numberedPath(output, number: 1)
+                Terminal.printError("livepush: cannot record to '\(path)': \(Self.describe(recordingCode: code))")
                 pusher.destroy()
                 return .failure
             }
@@ -265,9 +273,15 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
                     : "livepush: the recording '\(output)' failed")
                 return .failure
             }
-            let bytes = ((try? FileManager.default.attributesOfItem(atPath: output)[.size]) as? Int64) ?? 0
+            // A split recording: a line per file, in order.
+            let (finished, lastPath) = lock.withLock { (finishedFiles, self.lastPath ?? output) }
+            for file in finished {
+                say("Recorded \(Self.clock(file.durationMs)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
+                    + "to \(file.path) (\(Self.size(file.sizeBytes)))")
+            }
+            let bytes = ((try? FileManager.default.attributesOfItem(atPath: lastPath)[.size]) as? Int64) ?? 0
             say("Recorded \(Self.clock(ms)) of \(config.videoWidth)x\(config.videoHeight) at \(config.fps) fps "
-                + "to \(output) (\(Self.size(bytes)))")
+                + "to \(lastPath) (\(Self.size(bytes)))")
         }
         return pushFailed ? .failure : .success
     }
@@ -402,8 +416,20 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         lock.withLock { recordedMs = durationMs }
     }
 
+    func onLocalRecordSplit(previousPath: String, durationMs: Int, sizeBytes: Int64, nextPath: String) {
+        lock.withLock {
+            finishedFiles.append((previousPath, durationMs, sizeBytes))
+            recordedMs = 0
+        }
+        note("recording: \(previousPath) complete (\(Self.clock(durationMs)), \(Self.size(sizeBytes))); "
+            + "going on in \(nextPath)")
+    }
+
     func onLocalRecordComplete(code: Int32, storagePath: String) {
-        lock.withLock { recordingCode = code }
+        lock.withLock {
+            recordingCode = code
+            lastPath = storagePath
+        }
         recordingComplete.signal()
     }
 }

@@ -68,6 +68,10 @@ enum ScreenCommand {
     static let overwriteOption = OptionSpec.flag(
         "overwrite", help: "Replace the recording's file if it exists (without it, an existing file is refused before "
             + "anything starts).")
+    static let recordSplitOption = OptionSpec.value(
+        "record-split", valueName: "DURATION|SIZE",
+        help: "Go on in a new file after this long or this big (10s, 30m, 2h, 500MB, 2GB), at the next keyframe: "
+            + "the files are numbered (talk.mkv: talk-001.mkv, talk-002.mkv...), each reported as it ends.")
     static let helperOption = OptionSpec.value(
         "helper", valueName: "PATH",
         help: "Run this capture helper instead of livepush-capture (it gets --group NAME and the capture options; "
@@ -120,7 +124,7 @@ enum ScreenCommand {
         if command != "record" { sections.append(OptionSection("Capture options", captureOptions + [helperOption])) }
         if command != "screen" { sections.append(OptionSection("Group", [groupOption])) }
         sections.append(OptionSection("Audio options", audioOptions))
-        sections.append(OptionSection("Recording", command == "push" ? [recordOption, overwriteOption] : [overwriteOption]))
+        sections.append(OptionSection("Recording", (command == "push" ? [recordOption] : []) + [overwriteOption, recordSplitOption]))
         sections.append(OptionSection("Encoding options", ConfigOptions.specs))
         sections.append(OptionSection("Steer and watch (docs/control.md, docs/events.md)", WatchOptions.specs))
         return CommandSpec(name: command, summary: summary, synopsis: [synopsis], description: description,
@@ -129,10 +133,19 @@ enum ScreenCommand {
 
     static func usage(_ command: String) -> String { spec(command).help }
 
+    /// `--record-split`'s value: a duration or a size, with its unit.
+    static func recordSplit(_ text: String) throws(ArgumentError) -> RecordingSplit {
+        do throws(RecordingSplitError) {
+            return try RecordingSplit(parsing: text)
+        } catch {
+            throw .invalidValue(option: "record-split", value: text, reason: error.reason)
+        }
+    }
+
     static let groupOption = OptionSpec.value("group", valueName: "NAME", help: "The group helpers connect to.")
 
     static func main(_ command: String, _ arguments: [String]) -> Never {
-        let specs = runOptions + ConfigOptions.specs + audioOptions + WatchOptions.specs + [overwriteOption]
+        let specs = runOptions + ConfigOptions.specs + audioOptions + WatchOptions.specs + [overwriteOption, recordSplitOption]
             + (command == "record" ? [groupOption] : captureOptions + [helperOption])
             + (command == "push" ? [recordOption, groupOption] : [])
         var parsed: ParsedArguments
@@ -141,6 +154,7 @@ enum ScreenCommand {
         // Which options the file gave (its sound, preview and log keys): their errors name the key.
         var origin = FileOptionOrigin()
         var pushURLs: [String] = []
+        var recordSplit: RecordingSplit?
         let watch: WatchOptions
         do {
             parsed = try ArgumentParser.parse(arguments, options: specs)
@@ -192,6 +206,7 @@ enum ScreenCommand {
             if let text = parsed.value("duration"), (Double(text) ?? -1) <= 0 {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
             }
+            recordSplit = try parsed.value("record-split").map(ScreenCommand.recordSplit)
         } catch {
             Terminal.printError("livepush \(command): \(origin.attributed(error))\n"
                 + "Run 'livepush \(command) --help' for usage.")
@@ -231,7 +246,7 @@ enum ScreenCommand {
         if parsed.has("print-config") {
             print(EffectiveConfiguration.json(config: config, destinations: pushURLs, recordingPath: output,
                                               helperArguments: helperOnGroup ? [] : helperArguments,
-                                              audio: audio, watch: watch))
+                                              audio: audio, watch: watch, recordSplit: recordSplit))
             Terminal.exit(.success)
         }
         if let problem = CameraOptions.cameraProblem(parsed, file: fromFile) {
@@ -243,12 +258,16 @@ enum ScreenCommand {
             // (after --print-config, which shows a configuration as it is).
             try StartChecks.pushURLs(pushURLs)
             if let output {
-                try StartChecks.recordingPath(output, option: command == "push" ? "record" : nil,
-                                              overwrite: parsed.has("overwrite"))
+                // Split: the files are numbered, the first is what must be new.
+                try StartChecks.recordingPath(recordSplit == nil ? output : RecordingSplit.numberedPath(output, number: 1),
+                                              option: command == "push" ? "record" : nil, overwrite: parsed.has("overwrite"))
                 if config.recordTracks && RecordingContainer(path: output) == .flv {
                     throw ArgumentError.invalidValue(option: "record-tracks", value: output,
                                                      reason: "FLV holds one audio track: record to .mkv or .mp4 for a track per source")
                 }
+            } else if let recordSplit {
+                throw ArgumentError.invalidValue(option: "record-split", value: recordSplit.description,
+                                                 reason: "nothing is recorded: give --record FILE too")
             }
             try StartChecks.inputs(config: config, audio: audio, helper: parsed.value("helper"))
         } catch {
@@ -256,7 +275,8 @@ enum ScreenCommand {
                 + "Run 'livepush \(command) --help' for usage.")
             Terminal.exit(.usage)
         }
-        let session = RecordingSession(config: config, output: output, overwrite: parsed.has("overwrite"), pushURLs: pushURLs,
+        let session = RecordingSession(config: config, output: output, overwrite: parsed.has("overwrite"), split: recordSplit,
+                                       pushURLs: pushURLs,
                                        group: group, audio: audio, quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init),
                                        watch: watch)
         Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments,

@@ -73,7 +73,7 @@ struct PageSafetyTests {
         for words in [["pause"], ["resume"], ["mute", "mic"], ["unmute", "all"], ["bitrate", "900"], ["reconnect"],
                       ["restart"], ["mirror", "push", "on"], ["preview", "open"], ["denoise", "high"], ["agc", "on"],
                       ["voice-activity", "off"], ["ear-monitor", "on"], ["log-level", "debug"], ["volume", "mic", "50"],
-                      ["bgm", "loop", "on"], ["bgm", "volume", "80"]] {
+                      ["bgm", "loop", "on"], ["bgm", "volume", "80"], ["record", "split"]] {
             #expect(buttons.commandRefusal(try ControlCommand.parse(words)) == nil, "\(words)")
         }
         // Nothing that names a file, a device or a destination.

@@ -72,6 +72,7 @@ extension SharedScreen {
                 ["remove", "1"], ["reconnect"], ["bgm", "start", music], ["bgm", "volume", "50"], ["bgm", "stop"],
                 ["watermark", "add", mark + "@0.1,0.1,0.2"], ["snapshot", directory + "/shot.png"],
                 ["sei", "hello", "--repeat", "2"], ["keyframe"], ["record", "pause"], ["record", "resume"],
+                ["record", "split"],
                 ["restart"], ["mirror", "push", "on"], ["denoise", "low"], ["agc", "on"], ["voice-activity", "on"],
                 ["ear-monitor", "off"], ["preview", "close"], ["log-level", "info"], ["bgm", "loop", "on"],
             ]

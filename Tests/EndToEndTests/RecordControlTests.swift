@@ -15,18 +15,6 @@ extension SharedScreen {
             reply.result.exitCode == 0 && reply.answer?["ok"] as? Bool == true
         }
 
-        /// Each packet of `stream` in `path`: its time, its duration and whether it is a keyframe.
-        private func packets(_ path: String, stream: String) throws -> [(timeS: Double, durationS: Double, key: Bool)] {
-            let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries",
-                                                           "packet=pts_time,duration_time,flags", "-of", "csv=p=0", path])
-            #expect(result.exitCode == 0, "\(result)")
-            return result.standardOutput.split(separator: "\n").compactMap { line in
-                let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-                guard fields.count >= 3, let time = Double(fields[0]) else { return nil }
-                return (time, Double(fields[1]) ?? 0, fields[2].contains("K"))
-            }
-        }
-
         private func eventNs(_ events: [[String: Any]], _ type: String) throws -> Int {
             let event = try #require(events.first { $0["type"] as? String == type }, "no \(type) event")
             return try #require(event["monotonicNs"] as? Int, "\(event)")
@@ -79,7 +67,7 @@ extension SharedScreen {
             #expect(complete["code"] as? Int == 0, "\(complete)")
             let expectedS = Double(pausedNs - beginNs + completeNs - resumedNs) / 1e9
 
-            let video = try packets(file, stream: "v:0"), audio = try packets(file, stream: "a:0")
+            let video = try MediaProbe.packets(file, stream: "v:0"), audio = try MediaProbe.packets(file, stream: "a:0")
             let first = try #require(video.first, "no video in \(file)")
             #expect(first.key, "the file's first picture is not a keyframe")
             let sorted = video.map(\.timeS).sorted()
@@ -102,11 +90,12 @@ extension SharedScreen {
         }
 
         /// The dashboard of a run that records shows the recording with its buttons, and Pause,
-        /// Resume and Stop do what they say (headless Chromium clicks them; the file is complete).
+        /// Resume, Split and Stop do what they say (headless Chromium clicks them; both files are complete).
         @Test func theDashboardPausesResumesAndStopsTheRecording() throws {
             let key = UniqueName.make("dashrecord")
             let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("dashrecord")).path + ".mkv"
-            defer { try? FileManager.default.removeItem(atPath: file) }
+            let next = (file as NSString).deletingPathExtension + "-002.mkv"
+            defer { try? FileManager.default.removeItem(atPath: file); try? FileManager.default.removeItem(atPath: next) }
             let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "1e2a3a", "ffcc00", "120", "8"])
             defer { painter.closeInput(); _ = painter.finish() }
             let broadcast = try LiveBroadcast(livepush: livepush, [
@@ -129,10 +118,12 @@ extension SharedScreen {
             #expect(seen["pausedInStatus"] as? Bool == true, "\(seen)")
             #expect((seen["stateWhilePaused"] as? String ?? "").contains("recording paused"), "\(seen)")
             #expect(seen["resumedInStatus"] as? Bool == true, "\(seen)")
+            #expect(seen["splitInStatus"] as? Bool == true && seen["splitPath"] as? String == next, "\(seen)")
             #expect(seen["stoppedInStatus"] as? Bool == true, "\(seen)")
             let types = broadcast.events.compactMap { $0["type"] as? String }.filter { $0.hasPrefix("record") && $0 != "recordProgress" }
-            #expect(types == ["recordBegin", "recordPaused", "recordResumed", "recordComplete"], "\(types)")
+            #expect(types == ["recordBegin", "recordPaused", "recordResumed", "recordSplit", "recordComplete"], "\(types)")
             #expect(try MediaProbe.decodeErrors(file).isEmpty)
+            #expect(try MediaProbe.decodeErrors(next).isEmpty)
         }
 
         /// A recording with no destination runs at its target bitrate from the first picture: the

@@ -314,6 +314,11 @@ def record(url, screenshot):
         browser.screenshot(screenshot)
         browser.evaluate("document.getElementById('record-resume').click()")
         report["resumedInStatus"] = browser.wait_for(f"{status}.recordingPaused === false", 10)
+        first = browser.evaluate(f"{status}.recordingPath")
+        browser.evaluate("document.getElementById('record-split').click()")
+        report["splitInStatus"] = browser.wait_for(
+            f"{status}.recordingPath !== null && {status}.recordingPath !== {json.dumps(first)}", 15)
+        report["splitPath"] = browser.evaluate(f"{status}.recordingPath")
         browser.evaluate("document.getElementById('record-stop').click()")
         report["stoppedInStatus"] = browser.wait_for(
             f"{status}.recordingPath === null && document.getElementById('recording-controls').hidden", 10)

@@ -22,6 +22,19 @@ public enum MediaProbe {
         }, uniquingKeysWith: { $1 })
     }
 
+    /// Each packet of `stream` ("v:0", "a:0") in `path`, in file order: its time, its duration and
+    /// whether it is a keyframe (ffprobe's packet entries).
+    public static func packets(_ path: String, stream: String) throws -> [(timeS: Double, durationS: Double, key: Bool)] {
+        let result = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries",
+                                                       "packet=pts_time,duration_time,flags", "-of", "csv=p=0", path])
+        guard result.exitCode == 0 else { throw Failed(result: result) }
+        return result.standardOutput.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count >= 3, let time = Double(fields[0]) else { return nil }
+            return (time, Double(fields[1]) ?? 0, fields[2].contains("K"))
+        }
+    }
+
     /// The video packets the container holds (ffprobe -count_packets: read, not decoded).
     public static func packetCount(_ path: String) throws -> Int {
         try countField(path, "-count_packets", "nb_read_packets")

@@ -92,6 +92,7 @@ function describe(event) {
     case 'control': return 'command: ' + event.command + ' ' + event.args.join(' ');
     case 'session': return 'session ' + event.event + (event.name ? ' (' + event.name + ')' : '');
     case 'recordBegin': case 'recordComplete': return event.type + ' ' + event.code + ' ' + event.path;
+    case 'recordSplit': return 'recordSplit ' + event.previousPath + ' complete; now ' + event.path;
     default: return event.type;
   }
 }
@@ -230,6 +231,7 @@ async function start() {
   document.getElementById('reconnect').onclick = () => send('reconnect');
   document.getElementById('record-pause').onclick = () => send('record', ['pause']);
   document.getElementById('record-resume').onclick = () => send('record', ['resume']);
+  document.getElementById('record-split').onclick = () => send('record', ['split']);
   document.getElementById('record-stop').onclick = () => send('record', ['stop']);
   wireSettings();
   document.getElementById('bitrate').onclick = () => send('bitrate', [document.getElementById('bitrate-value').value]);
