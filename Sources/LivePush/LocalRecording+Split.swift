@@ -127,7 +127,9 @@ extension LocalRecording {
     }
 
     private func splitStepLocked(_ packet: EncodedVideoPacket, ptsMs: Int64) -> News? {
-        guard failed == nil, !paused, startedPtsMs != nil else { return nil }
+        // Ending: the recording's own encoder hands over its last pictures; no new file for them
+        // (it would hold a picture or two and none of their sound, which has stopped coming).
+        guard failed == nil, !paused, !isEnding, startedPtsMs != nil else { return nil }
         splitter.payloadBytes += Int64(packet.payload.count)
         if case .sizeBytes? = splitter.plan, splitter.armedAtPtsMs == nil, !resumePending,
            max(writer.bytesWritten, splitter.payloadBytes) >= splitter.dueAmount {

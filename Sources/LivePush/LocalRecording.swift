@@ -56,6 +56,8 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     /// When and where the next file starts (`LocalRecording+Split.swift`).
     var splitter: RecordingSplitter
     var failed: MediaError?
+    /// `finish()` began: the last pictures go into the file being written (no split any more).
+    var isEnding = false
     var onProgress: (@Sendable (Int) -> Void)?
     var onFailure: (@Sendable (MediaError) -> Void)?
     /// A file was finished and the next one begun (a split), told after the lock is let go.
@@ -337,6 +339,7 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
 
     /// Closes the file (after the recording's own encoder, if any, has written what it holds).
     func finish() -> Ending {
+        lock.withLock { isEnding = true }
         ownEncoder?.finish()
         lock.lock()
         // The file before a split, still waiting for its last sound: complete now.
