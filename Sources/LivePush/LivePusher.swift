@@ -41,6 +41,9 @@ public final class LivePusher: @unchecked Sendable {
         var audioPipeline: AudioPipeline?
         var microphone: Microphone?
         var recording: LocalRecording?
+        /// The replay buffer asked for (`enableReplayBuffer`), and the one attached while capture runs.
+        var replaySettings: ReplaySettings?
+        var replay: ReplayBuffer?
         /// Why the screen is not shown: the user paused, the helper paused.
         var userPaused = false
         var helperPaused = false
@@ -199,6 +202,7 @@ public final class LivePusher: @unchecked Sendable {
                                     + "The broadcast goes on without it", extraInfo: ["path": path]) }
         }
         picture.attach(pipeline.compositor)
+        attachReplay(pipeline: pipeline, audioPipeline: audioPipeline)
         pipeline.start()
         audioPipeline?.start()
         tick.start(parts: { [weak self] in self?.tickParts }, notify: { [weak self] call in self?.notify(call) })
@@ -221,7 +225,7 @@ public final class LivePusher: @unchecked Sendable {
         state.withLock {
             guard let pipeline = $0.pipeline else { return nil }
             return StatisticsTick.Parts(pipeline: pipeline, audioPipeline: $0.audioPipeline, endpoint: $0.endpoint,
-                                        recording: $0.recording)
+                                        recording: $0.recording, replay: $0.replay)
         }
     }
 
@@ -311,6 +315,7 @@ public final class LivePusher: @unchecked Sendable {
         inTurn {
             stopPushLocked()
             stopLocalRecordingLocked()
+            if let replay = state.withLock({ $0.replay }) { detachReplay(replay) }
             stopMicrophoneLocked()
             sound.detach()
             let previewOpen = previewWindowID != nil
@@ -321,6 +326,7 @@ public final class LivePusher: @unchecked Sendable {
                     state.endpoint = nil
                     state.pipeline = nil
                     state.audioPipeline = nil
+                    state.replay = nil
                 }
                 return (state.endpoint, state.pipeline, state.audioPipeline)
             }
