@@ -51,14 +51,17 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     /// What each destination carried, read once the push stopped.
     private var pushTotals: [PushTotals] = []
     private var summaryToStderr = false
+    /// The replay buffer asked for (`--replay-buffer`), if any.
+    private let replay: ReplayChoice?
     /// The helper this run started and supervises, if any.
     private var supervisor: HelperSupervisor?
 
     init(config: LivePushConfig, output: String?, overwrite: Bool = false, pushURLs: [String], group: String,
          audio: AudioChoice, quiet: Bool,
-         durationSeconds: Double?, watch: WatchOptions = WatchOptions())
+         durationSeconds: Double?, watch: WatchOptions = WatchOptions(), replay: ReplayChoice? = nil)
     {
         self.watch = watch
+        self.replay = replay
         var config = config
         // A recording alone starts at the target bitrate: the initial one is for probing a network.
         if pushURLs.isEmpty { config.initialVideoBitrateKbps = config.effectiveBitratesKbps.target }
@@ -79,6 +82,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             try watching.openEvents()
             pusher = try LivePusher(config: config, observer: watching.hub)
             audio.sound.applyVolumes(to: pusher)
+            if let replay { pusher.enableReplayBuffer(seconds: replay.seconds, directory: replay.directory) }
             try pusher.startScreenCapture(group: group, audio: audio.hasAudio)
         } catch {
             Terminal.printError("livepush: \(error)")
@@ -396,6 +400,14 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
 
     func onLocalRecording(durationMs: Int, storagePath: String) {
         lock.withLock { recordedMs = durationMs }
+    }
+
+    func onReplaySaved(code: Int32, path: String, durationMs: Int) {
+        if code == 0 {
+            note(String(format: "replay saved: %@ (%.1f s)", path, Double(durationMs) / 1000))
+        } else {
+            note("warning: the replay could not be written to '\(path)' (\(code))", level: .warning)
+        }
     }
 
     func onLocalRecordComplete(code: Int32, storagePath: String) {
