@@ -1,0 +1,196 @@
+import Foundation
+import LinuxSystem
+import Testing
+import TestSupport
+
+extension SharedScreen {
+    /// `--replay-buffer SECONDS` and `livepush ctl replay save` (issue 34): the last seconds of a push,
+    /// written to a file after the fact while the push goes on, checked in the files it made.
+    @Suite(.enabled(if: TestEnvironment.isEnabled(.x11) && TestEnvironment.isEnabled(.rtmp)
+                        && TestEnvironment.isEnabled(.pipewire), "needs the test Xvfb, nginx-rtmp and PipeWire (make test)"),
+           .timeLimit(.minutes(10)))
+    struct ReplayBufferTests {
+        let livepush = BuiltProducts.path("livepush")
+        /// The marker's tone, well apart from the test microphone's 1000 Hz (both whole cycles in a 5 ms window).
+        static let markerHz = 3000.0
+
+        private func ok(_ reply: (result: CommandResult, answer: [String: Any]?)) -> Bool {
+            reply.result.exitCode == 0 && reply.answer?["ok"] as? Bool == true
+        }
+
+        private func temporaryFile(_ stem: String, _ ext: String = "mkv") -> String {
+            FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make(stem)).path + "." + ext
+        }
+
+        /// The `replaySaved` events so far, by path.
+        private func saved(_ broadcast: LiveBroadcast) -> [String: [String: Any]] {
+            var byPath: [String: [String: Any]] = [:]
+            for event in broadcast.events where event["type"] as? String == "replaySaved" {
+                if let path = event["path"] as? String { byPath[path] = event }
+            }
+            return byPath
+        }
+
+        /// Each picture of `path`: its time and its mean brightness (0 to 255), and whether the first is a keyframe.
+        private func pictures(_ path: String) throws -> (frames: [(timeS: Double, luma: Double)], firstIsKey: Bool) {
+            let stats = try ProcessRunner.run("ffprobe", ["-v", "error", "-f", "lavfi", "-i", "movie=\(path),signalstats",
+                                                          "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG",
+                                                          "-of", "csv=p=0"])
+            #expect(stats.exitCode == 0, "\(stats)")
+            let frames = stats.standardOutput.split(separator: "\n").compactMap { line -> (Double, Double)? in
+                let fields = line.split(separator: ",")
+                guard fields.count >= 2, let time = Double(fields[0]), let luma = Double(fields[1]) else { return nil }
+                return (time, luma)
+            }
+            let first = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#1",
+                                                          "-show_entries", "packet=flags", "-of", "csv=p=0", path])
+            return (frames, first.standardOutput.hasPrefix("K"))
+        }
+
+        /// Where the marker tone starts in `path` (s), from its first 5 ms window at -20 dBFS or more; nil without one.
+        private func toneStartS(_ path: String) throws -> Double? {
+            let first = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-read_intervals", "%+#1",
+                                                          "-show_entries", "packet=pts_time", "-of", "csv=p=0", path])
+            let audioStartS = try #require(Double(first.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)),
+                                           "no sound in \(path): \(first)")
+            let samples = try AudioAnalysis.decodeMono(path)
+            let levels = AudioAnalysis.toneLevelsDbfs(samples, frequencyHz: Self.markerHz, sampleRateHz: 48000, windowSamples: 240)
+            return levels.windows.firstIndex { $0 > -20 }.map { audioStartS + Double($0 * 240) / 48000 }
+        }
+
+        /// A 10 s replay buffer under a CPU hog; 12 s in, a flash on the captured screen and a tone in
+        /// the music at the same moment, then `replay save` twice in a row 4 s later: each file starts
+        /// with a keyframe, holds 10 s (at most a GOP more), decodes cleanly, and holds the flash and
+        /// the tone at the file's end minus their age. A file that exists, a wrong extension and a
+        /// missing directory are refused with a reason; the statistics show the buffer's size.
+        @Test func aReplayHoldsTheMarkerAtItsAgeAndSavesTwiceInARow() throws {
+            let key = UniqueName.make("replay")
+            let first = temporaryFile("replay-a"), second = temporaryFile("replay-b", "mp4")
+            defer { for file in [first, second] { try? FileManager.default.removeItem(atPath: file) } }
+            let tone = try SoundSignals.toneFile(ext: "wav", codec: "pcm_s16le", frequencyHz: Int(Self.markerHz),
+                                                 amplitude: 0.5, seconds: 0.4, sampleRateHz: 48000)
+            defer { try? FileManager.default.removeItem(atPath: tone) }
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "solid", "202020"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--mic", try TestEnvironment.microphone(),
+                "--replay-buffer", "10", "--quiet", "--duration", "60",
+            ])
+            let hog = try CPUHog(count: 1)
+            defer { hog.stop() }
+            #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
+            Thread.sleep(forTimeInterval: 12)  // the buffer fills: part of the stimulus
+
+            // The marker: the screen turns white and the tone starts; both back to nothing 0.4 s later.
+            let paintedBefore = painter.outputSoFar.components(separatedBy: "painted").count
+            painter.send(line: "pattern solid ffffff")
+            let painted = waitUntil(timeoutSeconds: 5, intervalSeconds: 0.002) {
+                painter.outputSoFar.components(separatedBy: "painted").count > paintedBefore
+            }
+            let flashNs = Int(MonotonicClock.nowNs())
+            #expect(painted, "the painter did not paint: \(painter.outputSoFar)")
+            #expect(ok(try broadcast.ctl(["bgm", "start", tone])))
+            Thread.sleep(forTimeInterval: 0.4)
+            painter.send(line: "pattern solid 202020")
+            Thread.sleep(forTimeInterval: 3.6)  // the marker's age at the save: about 4 s
+
+            let status = try broadcast.ctl(["status"]).answer?["result"] as? [String: Any]
+            let statistics = status?["statistics"] as? [String: Any]
+            let bufferBytes = try #require(statistics?["replayBufferBytes"] as? Int, "\(String(describing: statistics))")
+            #expect(status?["replayBufferSeconds"] as? Int == 10, "\(String(describing: status))")
+            let firstSave = try broadcast.ctl(["replay", "save", first])
+            let secondSave = try broadcast.ctl(["replay", "save", second])
+            #expect(ok(firstSave), "\(firstSave)")
+            #expect(ok(secondSave), "\(secondSave)")
+            let refusals = [(first, "exists"), (temporaryFile("replay-c", "txt"), ".mkv, .mp4 or .flv"),
+                            ("/nonexistent-\(key)/replay.mkv", "missing or not writable")].map { file, reason in
+                (try? broadcast.ctl(["replay", "save", file]), reason)
+            }
+            let done = waitUntil(timeoutSeconds: 20) { saved(broadcast).count >= 2 }
+            #expect(done, "replaySaved: \(saved(broadcast))")
+            hog.stop()
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            for (reply, reason) in refusals {
+                let reply = try #require(reply)
+                #expect(reply.result.exitCode != 0 && reply.answer?["ok"] as? Bool == false, "\(reply)")
+                #expect(reply.result.standardError.contains(reason), "\(reply.result)")
+            }
+
+            let controls = broadcast.events.filter { $0["type"] as? String == "control" && $0["command"] as? String == "replay" }
+            let saveNs = try #require(controls.first?["monotonicNs"] as? Int, "no control event for replay save")
+            let bgmNs = try #require(broadcast.events.first { $0["type"] as? String == "control" && $0["command"] as? String == "bgm" }?["monotonicNs"] as? Int)
+            let ageS = Double(saveNs - flashNs) / 1e9
+            print("replay: buffer \(bufferBytes) bytes; flash \(ageS) s before the save; bgm answered \(Double(bgmNs - flashNs) / 1e6) ms after the flash")
+            #expect(bufferBytes > 100_000 && bufferBytes < 10_000_000, "\(bufferBytes) bytes for 10 s of 320x240")
+            for file in [first, second] {
+                let event = try #require(saved(broadcast)[file], "no replaySaved for \(file)")
+                #expect(event["code"] as? Int == 0, "\(event)")
+                #expect(try MediaProbe.decodeErrors(file).isEmpty, "\(file) does not decode cleanly")
+                let (frames, firstIsKey) = try pictures(file)
+                #expect(firstIsKey, "\(file) does not start with a keyframe")
+                let startS = try #require(frames.first?.timeS), lastS = try #require(frames.last?.timeS)
+                let endS = lastS + 1.0 / 30
+                let flashS = try #require(frames.first { $0.luma > 128 }?.timeS, "no flash in \(file)")
+                let toneS = try #require(try toneStartS(file), "no tone in \(file)")
+                let durationMs = event["durationMs"] as? Int ?? -1
+                print("replay \(file): pictures \(startS) to \(endS) s (\(frames.count), event \(durationMs) ms); flash at \(flashS) s "
+                    + "(end minus \(endS - flashS) s), tone at \(toneS) s (\(Int((toneS - flashS) * 1000)) ms after the flash)")
+                #expect(startS.magnitude < 0.001, "\(file) starts at \(startS) s")
+                // At least the 10 s asked for, at most one GOP (2 s) more.
+                #expect(endS - startS >= 10 - 0.05 && endS - startS <= 12.1, "\(file) holds \(endS - startS) s")
+                #expect(abs(Double(durationMs) / 1000 - (endS - startS)) < 0.05, "event \(durationMs) ms for \(endS - startS) s")
+                // The flash at the end minus its age: the newest picture is the one encoded when the save
+                // came, a frame or two behind it (capture and encode); the save itself is 2 frames.
+                let expectedFlashS = endS - ageS
+                #expect(abs(flashS - expectedFlashS) <= 0.1, "flash at \(flashS) s, expected \(expectedFlashS) s")
+                // The tone began when `bgm start` was answered, a few ms after the flash.
+                let expectedToneS = flashS + Double(bgmNs - flashNs) / 1e9
+                #expect(abs(toneS - expectedToneS) <= 0.1, "tone at \(toneS) s, expected about \(expectedToneS) s")
+            }
+            #expect(!broadcast.command.errorSoFar.contains(key))
+        }
+
+        /// The server goes away (a private nginx stopped): while the push reconnects, `replay save`
+        /// still writes the last 5 s, complete and decodable, and the push goes on.
+        @Test func aReplaySavedDuringAReconnectIsComplete() throws {
+            let nginx = try PrivateNginx()
+            defer { nginx.stop() }
+            let key = UniqueName.make("replayout")
+            let file = temporaryFile("replay-outage")
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "1e2a3a", "ffcc00", "120", "8"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", nginx.rtmpURL + "/record/\(key)", "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--mic", try TestEnvironment.microphone(),
+                "--replay-buffer", "5", "--quiet", "--duration", "60",
+            ])
+            let hog = try CPUHog(count: 1)
+            defer { hog.stop() }
+            #expect(try broadcast.waitUntilPublishing(timeoutSeconds: 20), "\(broadcast.command.errorSoFar)")
+            Thread.sleep(forTimeInterval: 7)  // more than the buffer holds
+            nginx.stop()
+            let reconnecting = waitUntil(timeoutSeconds: 10) {
+                broadcast.events.contains { $0["type"] as? String == "state" && $0["state"] as? String == "reconnecting" }
+            }
+            #expect(reconnecting, "no reconnecting state: \(broadcast.events.suffix(5))")
+            let save = try broadcast.ctl(["replay", "save", file])
+            #expect(ok(save), "\(save)")
+            let done = waitUntil(timeoutSeconds: 20) { saved(broadcast)[file] != nil }
+            #expect(done, "no replaySaved: \(broadcast.events.suffix(5))")
+            #expect(broadcast.command.isRunning, "the push ended: \(broadcast.command.errorSoFar)")
+            hog.stop()
+            _ = broadcast.stop()
+            let event = try #require(saved(broadcast)[file])
+            #expect(event["code"] as? Int == 0, "\(event)")
+            #expect(try MediaProbe.decodeErrors(file).isEmpty, "\(file) does not decode cleanly")
+            let (frames, firstIsKey) = try pictures(file)
+            #expect(firstIsKey, "the replay does not start with a keyframe")
+            let holdsS = (frames.last?.timeS ?? 0) - (frames.first?.timeS ?? 0) + 1.0 / 30
+            print("replay during a reconnect: \(frames.count) pictures, \(holdsS) s, event \(event)")
+            #expect(holdsS >= 5 - 0.05 && holdsS <= 7.1, "the replay holds \(holdsS) s")
+        }
+    }
+}
