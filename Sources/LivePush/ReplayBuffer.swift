@@ -68,7 +68,8 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
     private var payloadBytes = 0
     /// GOPs dropped because of `maxBytes` rather than age.
     private var gopsDroppedForBytes = 0
-    private var queuedSaves = 0
+    /// The files of the saves queued and not written yet: a second save to one of them is "exists".
+    private var queuedPaths: Set<String> = []
     private let saves = DispatchQueue(label: "livepush.replay-save", qos: .utility)
 
     init(seconds: Int, maxBytes: Int, encoder: H264Encoder, audioEncoder: AACEncoder?) {
@@ -172,19 +173,20 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
     /// queued, or a `ReplayCode` (and `done` is not called).
     func save(path: String, done: @escaping @Sendable (_ code: Int32, _ durationMs: Int) -> Void) -> Int32 {
         if let problem = Self.pathProblem(path) { return problem }
-        let queued = lock.withLock { () -> Bool in
-            guard queuedSaves < Self.maxQueuedSaves else { return false }
-            queuedSaves += 1
-            return true
+        let queued = lock.withLock { () -> Int32 in
+            guard !queuedPaths.contains(path) else { return ReplayCode.fileExists }
+            guard queuedPaths.count < Self.maxQueuedSaves else { return ReplayCode.tooManySaves }
+            queuedPaths.insert(path)
+            return ReplayCode.ok
         }
-        guard queued else { return ReplayCode.tooManySaves }
+        guard queued == ReplayCode.ok else { return queued }
         guard let snapshot = snapshot() else {
-            lock.withLock { queuedSaves -= 1 }
+            _ = lock.withLock { queuedPaths.remove(path) }
             return ReplayCode.nothingBuffered
         }
         saves.async { [self] in
             let result = Result(catching: { () throws(MediaError) -> Int in try Self.write(snapshot, to: path) })
-            lock.withLock { queuedSaves -= 1 }
+            _ = lock.withLock { queuedPaths.remove(path) }
             switch result {
             case .success(let durationMs): done(ReplayCode.ok, durationMs)
             case .failure:
