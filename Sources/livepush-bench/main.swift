@@ -128,6 +128,8 @@ case "link":
     LinkBenchmark.main(Array(arguments.dropFirst()))
 case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
+case "replay":  // ReplayBenchmark.swift (issue 34)
+    ReplayBenchmark.main(Array(arguments.dropFirst()))
 case "record-size":  // RecordScaleBenchmark.swift (issue 22: 4K)
     RecordScaleBenchmark.main(Array(arguments.dropFirst()))
 case "push":  // push benchmark (issue 6)
