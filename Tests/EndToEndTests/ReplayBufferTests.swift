@@ -202,5 +202,44 @@ extension SharedScreen {
             print("replay during a reconnect: \(frames.count) pictures, \(holdsS) s, event \(event)")
             #expect(holdsS >= 5 - 0.05 && holdsS <= 7.1, "the replay holds \(holdsS) s")
         }
+
+        /// The dashboard of a run with a replay buffer shows Save replay; headless Chromium clicks it and
+        /// the replay is written to `replay-YYYYMMDD-HHMMSS.mkv` in `--replay-dir`, complete. The page's
+        /// own request naming a file is refused: the page never chooses where a file goes.
+        @Test func theDashboardSavesAReplayToItsOwnName() throws {
+            let key = UniqueName.make("dashreplay")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("replays")).path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "square", "1e2a3a", "ffcc00", "120", "8"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let broadcast = try LiveBroadcast(livepush: livepush, [
+                "push", try TestEnvironment.recordURL(key: key), "--display", try TestEnvironment.display(),
+                "--region", "0,0,320,240", "--resolution", "320x240", "--no-mic", "--quiet", "--dashboard", "0",
+                "--replay-buffer", "3", "--replay-dir", directory, "--duration", "90",
+            ])
+            #expect(try broadcast.waitUntilPublishing(), "\(broadcast.command.errorSoFar)")
+            Thread.sleep(forTimeInterval: 4)  // the buffer fills
+            let screenshot = "/tmp/livepush-dashboard-replay.png"
+            let check = try ProcessRunner.run("python3", [Repository.path("Tests/Fixtures/browser_check.py"), "replay",
+                                                          try broadcast.dashboardURL(), screenshot], timeoutSeconds: 90)
+            #expect(check.exitCode == 0, "\(check)")
+            let seen = try #require(try JSONSerialization.jsonObject(with: Data(check.standardOutput.utf8)) as? [String: Any],
+                                    "\(check)")
+            let saving = try #require(seen["saving"] as? String, "\(seen)")
+            let done = waitUntil(timeoutSeconds: 20) { saved(broadcast)[saving] != nil }
+            let result = broadcast.stop()
+            #expect(result.exitCode == 0, "\(result)")
+            print("dashboard Save replay: \(seen); screenshot \(screenshot)")
+            #expect(seen["buttonShown"] as? Bool == true, "\(seen)")
+            #expect(seen["ok"] as? Bool == true, "\(seen)")
+            #expect(done, "no replaySaved for \(saving)")
+            #expect(saving.hasPrefix(directory + "/replay-") && saving.hasSuffix(".mkv"), "\(saving)")
+            #expect(saved(broadcast)[saving]?["code"] as? Int == 0)
+            #expect(try MediaProbe.decodeErrors(saving).isEmpty)
+            let refusal = seen["pathRefusal"] as? String ?? ""
+            #expect(refusal.contains("\"ok\":false") && refusal.contains("dashboard takes only"), "\(refusal)")
+            #expect(!FileManager.default.fileExists(atPath: "/tmp/chosen-by-page.mkv"))
+        }
     }
 }
