@@ -31,8 +31,9 @@ extension SharedScreen {
             return byPath
         }
 
-        /// Each picture of `path`: its time and its mean brightness (0 to 255), and whether the first is a keyframe.
-        private func pictures(_ path: String) throws -> (frames: [(timeS: Double, luma: Double)], firstIsKey: Bool) {
+        /// Each picture of `path`: its time and its mean brightness (0 to 255); and the times of its
+        /// keyframes, from the first packet's on (the first one should be at 0).
+        private func pictures(_ path: String) throws -> (frames: [(timeS: Double, luma: Double)], keyframesS: [Double], firstIsKey: Bool) {
             let stats = try ProcessRunner.run("ffprobe", ["-v", "error", "-f", "lavfi", "-i", "movie=\(path),signalstats",
                                                           "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG",
                                                           "-of", "csv=p=0"])
@@ -42,9 +43,15 @@ extension SharedScreen {
                 guard fields.count >= 2, let time = Double(fields[0]), let luma = Double(fields[1]) else { return nil }
                 return (time, luma)
             }
-            let first = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#1",
-                                                          "-show_entries", "packet=flags", "-of", "csv=p=0", path])
-            return (frames, first.standardOutput.hasPrefix("K"))
+            let packets = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                            "packet=pts_time,flags", "-of", "csv=p=0", path])
+            #expect(packets.exitCode == 0, "\(packets)")
+            let lines = packets.standardOutput.split(separator: "\n")
+            let keyframes = lines.compactMap { line -> Double? in
+                let fields = line.split(separator: ",")
+                return fields.count >= 2 && fields[1].contains("K") ? Double(fields[0]) : nil
+            }
+            return (frames, keyframes, lines.first?.split(separator: ",").dropFirst().first?.contains("K") == true)
         }
 
         /// Where the marker tone starts in `path` (s), from its first 5 ms window at -20 dBFS or more; nil without one.
@@ -135,7 +142,7 @@ extension SharedScreen {
                 let event = try #require(saved(broadcast)[file], "no replaySaved for \(file)")
                 #expect(event["code"] as? Int == 0, "\(event)")
                 #expect(try MediaProbe.decodeErrors(file).isEmpty, "\(file) does not decode cleanly")
-                let (frames, firstIsKey) = try pictures(file)
+                let (frames, keyframesS, firstIsKey) = try pictures(file)
                 #expect(firstIsKey, "\(file) does not start with a keyframe")
                 let startS = try #require(frames.first?.timeS), lastS = try #require(frames.last?.timeS)
                 let endS = lastS + 1.0 / 30
@@ -145,8 +152,11 @@ extension SharedScreen {
                 print("replay \(file): pictures \(startS) to \(endS) s (\(frames.count), event \(durationMs) ms); flash at \(flashS) s "
                     + "(end minus \(endS - flashS) s), tone at \(toneS) s (\(Int((toneS - flashS) * 1000)) ms after the flash)")
                 #expect(startS.magnitude < 0.001, "\(file) starts at \(startS) s")
-                // At least the 10 s asked for, at most one GOP (2 s) more.
-                #expect(endS - startS >= 10 - 0.05 && endS - startS <= 12.1, "\(file) holds \(endS - startS) s")
+                // At least the 10 s asked for, and no more than that from the GOP it starts in: its first
+                // keyframe 10 s or more before its last picture, the next one less than 10 s before.
+                #expect(lastS - startS >= 10 - 0.001, "\(file) holds \(endS - startS) s")
+                let secondKeyS = try #require(keyframesS.dropFirst().first, "one keyframe in \(file): \(keyframesS)")
+                #expect(secondKeyS > lastS - 10, "\(file): keyframes at \(keyframesS), the last picture at \(lastS) s")
                 #expect(abs(Double(durationMs) / 1000 - (endS - startS)) < 0.05, "event \(durationMs) ms for \(endS - startS) s")
                 // The marker at the end minus its age. The newest picture is the one encoded when the
                 // save came, and the marker is seen a picture or two after it happened (capture,
@@ -196,11 +206,12 @@ extension SharedScreen {
             let event = try #require(saved(broadcast)[file])
             #expect(event["code"] as? Int == 0, "\(event)")
             #expect(try MediaProbe.decodeErrors(file).isEmpty, "\(file) does not decode cleanly")
-            let (frames, firstIsKey) = try pictures(file)
+            let (frames, keyframesS, firstIsKey) = try pictures(file)
             #expect(firstIsKey, "the replay does not start with a keyframe")
-            let holdsS = (frames.last?.timeS ?? 0) - (frames.first?.timeS ?? 0) + 1.0 / 30
-            print("replay during a reconnect: \(frames.count) pictures, \(holdsS) s, event \(event)")
-            #expect(holdsS >= 5 - 0.05 && holdsS <= 7.1, "the replay holds \(holdsS) s")
+            let lastS = try #require(frames.last?.timeS)
+            print("replay during a reconnect: \(frames.count) pictures to \(lastS) s, keyframes \(keyframesS), event \(event)")
+            #expect(lastS >= 5 - 0.001, "the replay holds \(lastS) s")
+            #expect((keyframesS.dropFirst().first ?? 0) > lastS - 5, "keyframes at \(keyframesS), the last picture at \(lastS) s")
         }
 
         /// The dashboard of a run with a replay buffer shows Save replay; headless Chromium clicks it and
