@@ -252,5 +252,24 @@ extension SharedScreen {
             #expect(refusal.contains("\"ok\":false") && refusal.contains("dashboard takes only"), "\(refusal)")
             #expect(!FileManager.default.fileExists(atPath: "/tmp/chosen-by-page.mkv"))
         }
+
+        /// Bad replay options are refused before anything starts (exit 2), saying what is wrong.
+        @Test func badReplayOptionsAreRefusedBeforeAnythingStarts() throws {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("replay-bad")).path
+            let cases: [([String], String)] = [
+                (["--replay-buffer", "0"], "give whole seconds, 1 to 600"),
+                (["--replay-buffer", "601"], "give whole seconds, 1 to 600"),
+                (["--replay-buffer", "ten"], "give whole seconds, 1 to 600"),
+                (["--replay-buffer", "10", "--replay-dir", file + "-missing"], "no such directory"),
+                (["--replay-dir", NSTemporaryDirectory()], "give --replay-buffer SECONDS as well"),
+            ]
+            for (options, message) in cases {
+                let result = try ProcessRunner.run(livepush, ["screen", file + ".mkv", "--display", try TestEnvironment.display(),
+                                                              "--no-mic", "--duration", "5"] + options, timeoutSeconds: 20)
+                #expect(result.exitCode == 2, "\(options): \(result)")
+                #expect(result.standardError.contains(message), "\(options): \(result.standardError)")
+                #expect(!FileManager.default.fileExists(atPath: file + ".mkv"), "\(options) started a recording")
+            }
+        }
     }
 }
