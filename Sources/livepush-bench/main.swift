@@ -41,6 +41,10 @@ let usage = """
       ffmpeg record 1080p30 cpu_pct=<n> rss_mib=<n>
       ratio cpu=<ours/ffmpeg>
 
+    replay: what a replay buffer costs (issue 34): `livepush screen` at 1080p30, 4500 kbps, for --seconds
+    (default 30) + 8 s with `--replay-buffer SECONDS` and without; the pusher's RSS difference, the buffer's bytes:
+      e2e replay 1080p30 seconds=<n> rss_mib=<n> buffer_mib=<n> pusher_rss_mib=<n> base_rss_mib=<n>
+
     soak (inside tools/testenv run): one `livepush screen` push through helper kills, hangs,
     protocol garbage and nginx restarts, then Ctrl-C (make soak):
       fault <kind> n=<count> survived=<count> max_gap_ms=<n> rss_growth_pct=<n> fd_growth=<n>
