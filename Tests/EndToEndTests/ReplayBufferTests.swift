@@ -34,15 +34,7 @@ extension SharedScreen {
         /// Each picture of `path`: its time and its mean brightness (0 to 255); and the times of its
         /// keyframes, from the first packet's on (the first one should be at 0).
         private func pictures(_ path: String) throws -> (frames: [(timeS: Double, luma: Double)], keyframesS: [Double], firstIsKey: Bool) {
-            let stats = try ProcessRunner.run("ffprobe", ["-v", "error", "-f", "lavfi", "-i", "movie=\(path),signalstats",
-                                                          "-show_entries", "frame=pts_time:frame_tags=lavfi.signalstats.YAVG",
-                                                          "-of", "csv=p=0"])
-            #expect(stats.exitCode == 0, "\(stats)")
-            let frames = stats.standardOutput.split(separator: "\n").compactMap { line -> (Double, Double)? in
-                let fields = line.split(separator: ",")
-                guard fields.count >= 2, let time = Double(fields[0]), let luma = Double(fields[1]) else { return nil }
-                return (time, luma)
-            }
+            let frames = try MarkerProbe.lumas(path)
             let packets = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
                                                             "packet=pts_time,flags", "-of", "csv=p=0", path])
             #expect(packets.exitCode == 0, "\(packets)")
@@ -52,17 +44,6 @@ extension SharedScreen {
                 return fields.count >= 2 && fields[1].contains("K") ? Double(fields[0]) : nil
             }
             return (frames, keyframes, lines.first?.split(separator: ",").dropFirst().first?.contains("K") == true)
-        }
-
-        /// Where the marker tone starts in `path` (s), from its first 5 ms window at -20 dBFS or more; nil without one.
-        private func toneStartS(_ path: String) throws -> Double? {
-            let first = try ProcessRunner.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-read_intervals", "%+#1",
-                                                          "-show_entries", "packet=pts_time", "-of", "csv=p=0", path])
-            let audioStartS = try #require(Double(first.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)),
-                                           "no sound in \(path): \(first)")
-            let samples = try AudioAnalysis.decodeMono(path)
-            let levels = AudioAnalysis.toneLevelsDbfs(samples, frequencyHz: Self.markerHz, sampleRateHz: 48000, windowSamples: 240)
-            return levels.windows.firstIndex { $0 > -20 }.map { audioStartS + Double($0 * 240) / 48000 }
         }
 
         /// A 10 s replay buffer under a CPU hog; 12 s in, a flash on the captured screen and a tone in
@@ -147,7 +128,7 @@ extension SharedScreen {
                 let startS = try #require(frames.first?.timeS), lastS = try #require(frames.last?.timeS)
                 let endS = lastS + 1.0 / 30
                 let flashS = try #require(frames.first { $0.luma > 128 }?.timeS, "no flash in \(file)")
-                let toneS = try #require(try toneStartS(file), "no tone in \(file)")
+                let toneS = try #require(try MarkerProbe.toneStartS(file, frequencyHz: Self.markerHz), "no tone in \(file)")
                 let durationMs = event["durationMs"] as? Int ?? -1
                 print("replay \(file): pictures \(startS) to \(endS) s (\(frames.count), event \(durationMs) ms); flash at \(flashS) s "
                     + "(end minus \(endS - flashS) s), tone at \(toneS) s (\(Int((toneS - flashS) * 1000)) ms after the flash)")
