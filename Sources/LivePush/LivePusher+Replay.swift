@@ -66,8 +66,9 @@ extension LivePusher {
     public func saveReplayNamed(path: String? = nil) -> (code: Int32, path: String) {
         let (replay, settings) = state.withLock { ($0.replay, $0.replaySettings) }
         guard let settings else { return (ReplayCode.notEnabled, path ?? "") }
-        let file = path ?? Self.defaultReplayPath(directory: settings.directory)
-        guard let replay else { return (ReplayCode.internalError, file) }
+        guard let replay else { return (ReplayCode.internalError, path ?? "") }
+        // A name of its own, also apart from the saves still waiting (two clicks in one second).
+        let file = path ?? Self.defaultReplayPath(directory: settings.directory) { replay.isQueued($0) }
         let code = replay.save(path: file) { [weak self] code, durationMs in
             self?.notify { $0.onReplaySaved(code: code, path: file, durationMs: durationMs) }
         }
@@ -103,14 +104,14 @@ extension LivePusher {
         return FileManager.default.currentDirectoryPath
     }
 
-    /// `directory/replay-YYYYMMDD-HHMMSS.mkv` (local time), with `-2`, `-3`... when that exists.
-    static func defaultReplayPath(directory: String, now: Date = Date()) -> String {
+    /// `directory/replay-YYYYMMDD-HHMMSS.mkv` (local time), with `-2`, `-3`... when that exists or is `taken`.
+    static func defaultReplayPath(directory: String, now: Date = Date(), taken: (String) -> Bool = { _ in false }) -> String {
         let format = DateFormatter()
         format.locale = Locale(identifier: "en_US_POSIX")
         format.dateFormat = "yyyyMMdd-HHmmss"
         let base = (directory as NSString).appendingPathComponent("replay-" + format.string(from: now))
         var path = base + ".mkv", number = 1
-        while FileManager.default.fileExists(atPath: path) {
+        while FileManager.default.fileExists(atPath: path) || taken(path) {
             number += 1
             path = base + "-\(number).mkv"
         }

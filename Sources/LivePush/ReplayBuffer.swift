@@ -66,8 +66,6 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
     /// The sound, oldest first, from the first GOP's start on (or the last `seconds` before any picture).
     private var audio: [AudioEntry] = []
     private var payloadBytes = 0
-    /// GOPs dropped because of `maxBytes` rather than age.
-    private var gopsDroppedForBytes = 0
     /// The files of the saves queued and not written yet: a second save to one of them is "exists".
     private var queuedPaths: Set<String> = []
     private let saves = DispatchQueue(label: "livepush.replay-save", qos: .utility)
@@ -82,15 +80,9 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
     /// The bytes of the packets held (their payloads; the bookkeeping adds about 50 bytes a packet).
     var bytesHeld: Int { lock.withLock { payloadBytes } }
 
-    /// How much media is held: from the first picture to the newest, ms.
-    var heldMs: Int {
-        lock.withLock {
-            guard let first = gops.first?.first, let last = gops.last?.last else { return 0 }
-            return Int(last.ptsMs - first.ptsMs)
-        }
-    }
 
-    var droppedForBytes: Int { lock.withLock { gopsDroppedForBytes } }
+    /// Whether a save waiting to be written will write `path`.
+    func isQueued(_ path: String) -> Bool { lock.withLock { queuedPaths.contains(path) } }
 
     func videoEncoderChanged(_ encoder: H264Encoder) {
         lock.withLock {
@@ -139,7 +131,6 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
         }
         while gops.count > 1 && payloadBytes > maxBytes {
             dropFirstGOPLocked()
-            gopsDroppedForBytes += 1
             dropped = true
         }
         if dropped, let start = gops.first?.first?.ptsMs { dropAudioLocked(before: start) }

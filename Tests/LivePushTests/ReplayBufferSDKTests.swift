@@ -73,8 +73,13 @@ struct ReplayBufferSDKTests {
         #expect(pusher.saveReplay(path: first) == ReplayCode.fileExists, "the file a queued save writes")
         #expect(pusher.saveReplay(path: directory + "/clip.txt") == ReplayCode.unsupportedExtension)
         #expect(pusher.saveReplay(path: directory + "/missing/clip.mkv") == ReplayCode.noPermission)
+        // Two saves to the default name at once: two names (the second one numbered when in the same second).
+        let named = [pusher.saveReplayNamed(), pusher.saveReplayNamed()]
+        #expect(named.allSatisfy { $0.code == 0 } && named[0].path != named[1].path, "\(named)")
+        #expect(named.allSatisfy { $0.path.hasPrefix(directory + "/replay-") })
         #expect(waitUntil(timeoutSeconds: 3) { pusher.statistics.replayBufferBytes > 0 }, "the statistics show the buffer")
-        #expect(waitUntil(timeoutSeconds: 10) { observer.all.count >= 2 }, "\(observer.all)")
+        #expect(waitUntil(timeoutSeconds: 10) { observer.all.count >= 4 }, "\(observer.all)")
+        #expect(named.allSatisfy { saved in observer.all.contains { $0.path == saved.path && $0.code == 0 } }, "\(observer.all)")
         let ageS = Double(savedNs - whiteNs) / 1e9
         pusher.stopLocalRecording()
         let recordedWhiteS = try #require(try MarkerProbe.lumas(recording).first { $0.luma > 200 }?.timeS, "no white picture recorded")
