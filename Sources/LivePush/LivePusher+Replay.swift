@@ -85,7 +85,7 @@ extension LivePusher {
         // Twice the target for the whole length, and never less than 8 MiB: a bound, not a budget.
         let maxBytes = max(8 << 20, settings.seconds * kbps * 2 * 1000 / 8)
         let replay = ReplayBuffer(seconds: settings.seconds, maxBytes: maxBytes, encoder: pipeline.videoEncoder,
-                                  audioEncoder: audioPipeline?.encoder)
+                                  audioEncoder: audioPipeline?.encoder, epochNs: pipeline.settings.epochNs)
         state.withLock { $0.replay = replay }
         pipeline.add(replay)  // asks for a keyframe: the buffer starts on one
         audioPipeline?.add(replay)

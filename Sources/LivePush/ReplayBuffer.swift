@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSystem
 import Media
 
 /// The reference-style codes of `LivePusher.saveReplay` and `onReplaySaved` (issue 34). Where a
@@ -50,8 +51,8 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
     struct Snapshot: @unchecked Sendable {
         let encoder: H264Encoder
         let audioEncoder: AACEncoder?
-        let video: [VideoEntry]
-        let audio: [AudioEntry]
+        var video: [VideoEntry]
+        var audio: [AudioEntry]
     }
 
     let seconds: Int
@@ -70,7 +71,14 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
     private var queuedPaths: Set<String> = []
     private let saves = DispatchQueue(label: "livepush.replay-save", qos: .utility)
 
-    init(seconds: Int, maxBytes: Int, encoder: H264Encoder, audioEncoder: AACEncoder?) {
+    /// CLOCK_MONOTONIC time of the stream's zero (`VideoPipelineSettings.epochNs`): a save's instant
+    /// on the stream's clock.
+    private let epochNs: UInt64
+    /// How long a save waits for the encoders to deliver the pictures and sound of its instant.
+    static let catchUpTimeoutMs = 1000
+
+    init(seconds: Int, maxBytes: Int, encoder: H264Encoder, audioEncoder: AACEncoder?, epochNs: UInt64) {
+        self.epochNs = epochNs
         self.seconds = seconds
         self.maxBytes = maxBytes
         self.encoder = encoder
@@ -148,21 +156,55 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
         audio.removeFirst(count)
     }
 
-    /// What is held now, from its first keyframe on, with the sound from that picture to the end of
-    /// the newest one; nil while no keyframe is held. Cheap: the packets' bytes are shared, not copied.
+    /// What is held now, from its first keyframe on, with the sound from that picture on; nil while
+    /// no keyframe is held. Cheap: the packets' bytes are shared, not copied.
     func snapshot() -> Snapshot? {
         lock.withLock {
-            guard let first = gops.first?.first, let last = gops.last?.last else { return nil }
-            let frameMs = Int64(1000 / max(1, encoder.settings.fps))
-            let sound = audio.filter { $0.ptsMs >= first.ptsMs && $0.ptsMs < last.ptsMs + frameMs }
-            return Snapshot(encoder: encoder, audioEncoder: audioEncoder, video: gops.flatMap { $0 }, audio: sound)
+            guard let first = gops.first?.first else { return nil }
+            return Snapshot(encoder: encoder, audioEncoder: audioEncoder, video: gops.flatMap { $0 },
+                            audio: audio.filter { $0.ptsMs >= first.ptsMs })
         }
     }
 
+    /// Whether the pictures and the sound of `untilMs` (stream time) have been delivered.
+    private func caughtUp(untilMs: Int64) -> Bool {
+        lock.withLock {
+            let frameMs = Int64(1000 / max(1, encoder.settings.fps))
+            guard let newest = gops.last?.last, newest.ptsMs >= untilMs - frameMs else { return false }
+            return audioEncoder == nil || (audio.last?.ptsMs ?? .min) >= untilMs
+        }
+    }
+
+    /// `snapshot` completed up to `untilMs`: the packets that came after it was taken (the encoders
+    /// deliver a picture some ms after its instant, the sound later still), the pictures to the one
+    /// of that instant and the sound to its end.
+    private func completed(_ head: Snapshot, untilMs: Int64) -> Snapshot {
+        var snapshot = head
+        lock.withLock {
+            guard encoder === head.encoder else { return }  // a new size since: the file ends where the old one did
+            let lastVideoMs = head.video.last?.ptsMs ?? .max, lastAudioMs = head.audio.last?.ptsMs ?? .min
+            var newer: [VideoEntry] = []
+            for gop in gops.reversed() {
+                newer.insert(contentsOf: gop.filter { $0.ptsMs > lastVideoMs && $0.ptsMs <= untilMs }, at: 0)
+                if let start = gop.first?.ptsMs, start <= lastVideoMs { break }
+            }
+            snapshot.video += newer
+            snapshot.audio += audio.reversed().prefix { $0.ptsMs > lastAudioMs }.reversed()
+        }
+        snapshot.video.removeAll { $0.ptsMs > untilMs }
+        let frameMs = Int64(1000 / max(1, snapshot.encoder.settings.fps))
+        let endMs = (snapshot.video.last?.ptsMs ?? untilMs) + frameMs
+        snapshot.audio.removeAll { $0.ptsMs >= endMs }
+        return snapshot
+    }
+
     /// Checks `path`, takes a snapshot and writes it on `saves` (after the saves queued before it);
-    /// `done` is called there with the code and the file's duration. Returns 0 when the save is
+    /// `done` is called there with the code and the file's duration. The file ends with the picture
+    /// of the instant `save` was called: before writing, the save waits (at most
+    /// `catchUpTimeoutMs`) for the encoders to deliver it and its sound. Returns 0 when the save is
     /// queued, or a `ReplayCode` (and `done` is not called).
     func save(path: String, done: @escaping @Sendable (_ code: Int32, _ durationMs: Int) -> Void) -> Int32 {
+        let untilMs = Int64((MonotonicClock.nowNs() &- epochNs) / 1_000_000)
         if let problem = Self.pathProblem(path) { return problem }
         let queued = lock.withLock { () -> Int32 in
             guard !queuedPaths.contains(path) else { return ReplayCode.fileExists }
@@ -171,11 +213,17 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
             return ReplayCode.ok
         }
         guard queued == ReplayCode.ok else { return queued }
-        guard let snapshot = snapshot() else {
+        // Taken now, so the file starts where the buffer does now (a GOP may leave while waiting).
+        guard let head = snapshot() else {
             _ = lock.withLock { queuedPaths.remove(path) }
             return ReplayCode.nothingBuffered
         }
         saves.async { [self] in
+            let deadlineNs = MonotonicClock.nowNs() + UInt64(Self.catchUpTimeoutMs) * 1_000_000
+            while !caughtUp(untilMs: untilMs) && MonotonicClock.nowNs() < deadlineNs {
+                MonotonicClock.sleep(untilNs: MonotonicClock.nowNs() + 5_000_000)
+            }
+            let snapshot = completed(head, untilMs: untilMs)
             let result = Result(catching: { () throws(MediaError) -> Int in try Self.write(snapshot, to: path) })
             _ = lock.withLock { queuedPaths.remove(path) }
             switch result {
