@@ -57,6 +57,8 @@ bench: build
 	$(RELEASE_BIN)/livepush-bench capture --runs 3
 	cc -std=c11 -O2 tools/testclients/x11-paint.c -o .build/x11-paint -lxcb
 	$(RELEASE_BIN)/livepush-bench record --runs 3 --painter .build/x11-paint
+	# replay buffer (issue 34): the pusher's RSS with a 30 s buffer minus without.
+	$(RELEASE_BIN)/livepush-bench replay --runs 3 --painter .build/x11-paint
 	# 4K recording against ffmpeg on a private 3840x2160 Xvfb (issue 22; about 2.5 min).
 	$(RELEASE_BIN)/livepush-bench record-size --runs 3 --painter .build/x11-paint
 	tools/testenv run --no-x11 --no-nginx -- $(RELEASE_BIN)/livepush-bench audio --runs 3

@@ -31,6 +31,8 @@ public enum ControlCommand: Equatable, Sendable {
     case keyframe(followUpMs: Int?)
     /// The local recording (issue 34): start one to a file, stop, pause or resume it.
     case record(ControlRecordAction)
+    /// The replay buffer (issue 34): write what it holds to a file (or to a name of its own).
+    case replay(ControlReplayAction)
     /// The switches a person changes while live (issue 35): mirrors, preview, mic processing, ear
     /// monitoring, log level, restart (SettingCommands.swift).
     case setting(ControlSetting)
@@ -66,6 +68,10 @@ public enum ControlCommand: Equatable, Sendable {
         ("record", "start FILE | stop | pause | resume",
          "Record the broadcast to FILE (.mkv, .mp4 or .flv) while it goes on, stop, pause (nothing is written) or resume "
              + "(from the next keyframe, with no gap in the file's timestamps)."),
+        ("replay", "save [FILE]",
+         "Write the replay buffer (--replay-buffer SECONDS: the last seconds of the stream) to FILE (.mkv, .mp4 or "
+             + ".flv, a new file), from a keyframe, while the broadcast goes on; with no FILE, "
+             + "replay-YYYYMMDD-HHMMSS.mkv in the --replay-dir."),
     ] + ControlSetting.verbs
 
     /// The command that `words` spell: a verb and its arguments. Throws `ControlError` naming the
@@ -193,6 +199,7 @@ public enum ControlCommand: Equatable, Sendable {
             return .snapshot(path: path, series: try ControlSnapshotSeries.parse(Array(args.dropFirst())))
         case "sei": return try parseSEI(args)
         case "record": return .record(try ControlRecordAction.parse(args))
+        case "replay": return .replay(try ControlReplayAction.parse(args))
         case "keyframe":
             guard !args.isEmpty else { return .keyframe(followUpMs: nil) }
             guard args[0] == "--follow-up" else {
@@ -230,6 +237,7 @@ public enum ControlCommand: Equatable, Sendable {
         case .sei: "sei"
         case .keyframe: "keyframe"
         case .record: "record"
+        case .replay: "replay"
         case .setting(let setting): setting.verb
         }
     }
@@ -250,6 +258,7 @@ public enum ControlCommand: Equatable, Sendable {
             [text, "--repeat", String(repeatCount), "--delay", String(delayMs)] + (keyFrameOnly ? ["--keyframe-only"] : [])
         case .keyframe(let followUpMs): followUpMs.map { ["--follow-up", String($0)] } ?? []
         case .record(let action): action.arguments
+        case .replay(let action): action.arguments
         case .setting(let setting): setting.arguments
         }
     }

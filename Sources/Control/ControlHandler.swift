@@ -126,6 +126,11 @@ public final class ControlHandler: @unchecked Sendable {
             case .success(let fields): extra = fields
             case .failure(let error): return .failure(error)
             }
+        case .replay(let action):
+            switch ReplayCommands.execute(action, pusher: pusher, verb: command.verb) {
+            case .success(let fields): extra = fields
+            case .failure(let error): return .failure(error)
+            }
         case .setting(let setting):
             switch setting.execute(on: pusher) {
             case .success(let fields): extra = fields

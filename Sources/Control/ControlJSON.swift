@@ -19,6 +19,7 @@ public enum ControlJSON {
             "encoderBitrateKbps": figures.encoderBitrateKbps, "sendBitrateKbps": figures.sendBitrateKbps,
             "framesSkipped": figures.framesSkipped, "framesRepeated": figures.framesRepeated,
             "framesDropped": figures.framesDropped, "recordingBytes": Int(figures.recordingBytes),
+            "replayBufferBytes": Int(figures.replayBufferBytes),
             "audioSampleRateHz": figures.audioSampleRateHz, "audioChannels": figures.audioChannels,
             "delayMs": figures.delayMs, "jitterMs": figures.jitterMs, "queueMs": figures.queueMs,
             "queueDelayMs": figures.queueDelayMs, "queueJitterMs": figures.queueJitterMs,
@@ -72,6 +73,7 @@ public enum ControlJSON {
             "targetVideoBitrateKbps": status.targetVideoBitrateKbps, "minVideoBitrateKbps": status.minVideoBitrateKbps,
             "currentVideoBitrateKbps": status.currentVideoBitrateKbps, "autoBitrate": status.autoBitrate,
             "recordingPath": status.recordingPath ?? NSNull(), "recordingPaused": status.recordingPaused,
+            "replayBufferSeconds": status.replayBufferSeconds ?? NSNull(),
             "settings": object(status.settings),
             "destinations": status.destinations.map(object), "statistics": object(status.statistics),
         ]

@@ -170,6 +170,11 @@ public final class EventHub: LivePusherObserver, @unchecked Sendable {
         downstream?.onLocalRecordComplete(code: code, storagePath: storagePath)
     }
 
+    public func onReplaySaved(code: Int32, path: String, durationMs: Int) {
+        emit("replaySaved", ["code": Int(code), "path": path, "durationMs": durationMs])
+        downstream?.onReplaySaved(code: code, path: path, durationMs: durationMs)
+    }
+
     public func onLocalRecordPaused(storagePath: String) {
         emit("recordPaused", ["path": storagePath])
         downstream?.onLocalRecordPaused(storagePath: storagePath)

@@ -63,6 +63,7 @@ struct EventLineWriter {
         int("queueJitterMs", figures.queueJitterMs)
         int("queueMs", figures.queueMs)
         int("recordingBytes", Int(figures.recordingBytes))
+        int("replayBufferBytes", Int(figures.replayBufferBytes))
         int("sendBitrateKbps", figures.sendBitrateKbps)
         int("seq", stamp.sequence)
         int("sourceHeight", figures.sourceHeight)

@@ -29,13 +29,15 @@ struct DashboardAccess: Sendable {
     static let buttonVerbs: Set<String> = ["status", "pause", "resume", "mute", "unmute", "bitrate", "reconnect", "volume"]
 
     /// Whether the page's buttons send `command`: the verbs above, the recording's Pause, Resume,
-    /// Split and Stop, the music's loop and volume, and the settings (restart, mirrors, preview, noise
+    /// Split and Stop, Save replay (`replay save` with no FILE), the music's loop and volume, and the
+    /// settings (restart, mirrors, preview, noise
     /// suppression, gain, voice activity, ear monitoring to the default output, log level).
     /// Nothing that names a file or a device: `record start FILE`, `bgm start FILE`, `snapshot`,
     /// `watermark add`, `add URL` and `ear-monitor on SINK` are not buttons.
     static func isButtonCommand(_ command: ControlCommand) -> Bool {
         switch command {
         case .record(.stop), .record(.pause), .record(.resume), .record(.split): true
+        case .replay(.save(let path)): path == nil  // Save replay: to its own name, never one the page chose
         case .bgm(.loop), .bgm(.volume): true
         case .setting(.earMonitor(_, let sink)): sink == nil
         case .setting: true
@@ -71,7 +73,7 @@ struct DashboardAccess: Sendable {
     func commandRefusal(_ command: ControlCommand) -> String? {
         guard !allCommands, !Self.isButtonCommand(command) else { return nil }
         return "the dashboard takes only its buttons' commands (pause, resume, mute, unmute, volume, bitrate, "
-            + "reconnect, record stop|pause|resume, bgm loop|volume, and the settings: restart, mirror, preview, "
+            + "reconnect, record stop|pause|resume, replay save (no FILE), bgm loop|volume, and the settings: restart, mirror, preview, "
             + "denoise, agc, voice-activity, ear-monitor on|off, log-level); "
             + "'\(command.verb)' needs livepush started with --dashboard-control all"
     }

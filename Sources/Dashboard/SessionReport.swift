@@ -135,7 +135,7 @@ public struct SessionReport {
             return "<tr><td>\(text(item.label))</td>\(cells)</tr>"
         }.joined(separator: "\n")
         let timeline = events.filter { ["warning", "error", "pushStatus", "control", "captureStarted", "captureStopped",
-                                        "recordBegin", "recordComplete", "session"].contains(type($0)) }
+                                        "recordBegin", "recordComplete", "replaySaved", "session"].contains(type($0)) }
             .map { event in
                 let line = String(format: "%.1f s ", seconds(event)) + (event["time"] as? String ?? "") + " "
                     + describe(event)
@@ -198,6 +198,8 @@ public struct SessionReport {
         case "session": return "session \(event["event"] as? String ?? "")"
         case "captureStopped": return "capture stopped (reason \(int(event, "reason")))"
         case "recordBegin", "recordComplete": return "\(type(event)) \(int(event, "code")) \(event["path"] as? String ?? "")"
+        case "replaySaved":
+            return "replay saved \(int(event, "code")) \(event["path"] as? String ?? "") (\(int(event, "durationMs")) ms)"
         default: return type(event)
         }
     }

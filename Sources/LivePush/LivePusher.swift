@@ -41,6 +41,9 @@ public final class LivePusher: @unchecked Sendable {
         var audioPipeline: AudioPipeline?
         var microphone: Microphone?
         var recording: LocalRecording?
+        /// The replay buffer asked for (`enableReplayBuffer`), and the one attached while capture runs.
+        var replaySettings: ReplaySettings?
+        var replay: ReplayBuffer?
         /// Why the screen is not shown: the user paused, the helper paused.
         var userPaused = false
         var helperPaused = false
@@ -200,6 +203,7 @@ public final class LivePusher: @unchecked Sendable {
                                     + "The broadcast goes on without it", extraInfo: ["path": path]) }
         }
         picture.attach(pipeline.compositor)
+        attachReplay(pipeline: pipeline, audioPipeline: audioPipeline)
         pipeline.start()
         audioPipeline?.start()
         tick.start(parts: { [weak self] in self?.tickParts }, notify: { [weak self] call in self?.notify(call) })
@@ -222,7 +226,7 @@ public final class LivePusher: @unchecked Sendable {
         state.withLock {
             guard let pipeline = $0.pipeline else { return nil }
             return StatisticsTick.Parts(pipeline: pipeline, audioPipeline: $0.audioPipeline, endpoint: $0.endpoint,
-                                        recording: $0.recording)
+                                        recording: $0.recording, replay: $0.replay)
         }
     }
 
@@ -312,6 +316,7 @@ public final class LivePusher: @unchecked Sendable {
         inTurn {
             stopPushLocked()
             stopLocalRecordingLocked()
+            if let replay = state.withLock({ $0.replay }) { detachReplay(replay) }
             stopMicrophoneLocked()
             sound.detach()
             let previewOpen = previewWindowID != nil
@@ -322,6 +327,7 @@ public final class LivePusher: @unchecked Sendable {
                     state.endpoint = nil
                     state.pipeline = nil
                     state.audioPipeline = nil
+                    state.replay = nil
                 }
                 return (state.endpoint, state.pipeline, state.audioPipeline)
             }

@@ -36,6 +36,9 @@ public protocol LivePusherObserver: AnyObject, Sendable {
     /// (`durationMs` long, `sizeBytes` big) and the recording goes on in `nextPath` from a keyframe.
     /// `onLocalRecordComplete` names the last file only.
     func onLocalRecordSplit(previousPath: String, durationMs: Int, sizeBytes: Int64, nextPath: String)
+    /// A `saveReplay` ended: `code` 0, the file at `path` is complete and holds `durationMs` of the
+    /// stream; -1 writing it failed (nothing is left at `path`).
+    func onReplaySaved(code: Int32, path: String, durationMs: Int)
     /// The first samples of audio (microphone or desktop) reached the mixer.
     func onCaptureFirstAudioFrame()
     /// The microphone's level, 0 (silence, −60 dBFS and below) to 100 (full scale), every
@@ -112,6 +115,7 @@ extension LivePusherObserver {
     public func onLocalRecordPaused(storagePath: String) {}
     public func onLocalRecordResumed(storagePath: String) {}
     public func onLocalRecordSplit(previousPath: String, durationMs: Int, sizeBytes: Int64, nextPath: String) {}
+    public func onReplaySaved(code: Int32, path: String, durationMs: Int) {}
     public func onCaptureFirstAudioFrame() {}
     public func onMicrophoneVolumeUpdate(volume: Int) {}
     public func onMicrophoneVolumeUpdate(volume: Int, muted: Bool) { onMicrophoneVolumeUpdate(volume: volume) }
@@ -150,6 +154,8 @@ public struct LivePusherStatistics: Equatable, Sendable {
     public var framesRepeated: Int = 0
     /// Bytes of the current recording.
     public var recordingBytes: Int64 = 0
+    /// Bytes of encoded media the replay buffer holds (`enableReplayBuffer`; 0 without one).
+    public var replayBufferBytes: Int64 = 0
     /// The whole system's CPU use, percent of all cores.
     public var systemCpu: Int = 0
     /// The bitrate the video encoder runs at now (auto bitrate moves it between min and target).

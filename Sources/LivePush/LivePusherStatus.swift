@@ -90,6 +90,8 @@ public struct LivePusherStatus: Equatable, Sendable {
     public var recordingPath: String?
     /// The recording is paused (`pauseLocalRecording`).
     public var recordingPaused = false
+    /// The replay buffer's length (`enableReplayBuffer`); nil when there is none.
+    public var replayBufferSeconds: Int?
     /// The settings a person at the controls changes (ctl, the dashboard): the mirrors, the
     /// preview, the music's loop and the microphone's processing.
     public var settings = LivePusherSettings()
@@ -147,6 +149,7 @@ extension LivePusher {
         status.autoBitrate = config.autoBitrate
         status.recordingPath = recording?.path
         status.recordingPaused = recording?.isPaused ?? false
+        status.replayBufferSeconds = replayBufferSeconds
         status.settings = settings
         status.destinations = outputs.destinationStatuses
         status.pushing = !status.destinations.isEmpty

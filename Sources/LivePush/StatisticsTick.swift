@@ -23,6 +23,7 @@ final class StatisticsTick: Sendable {
         var audioPipeline: AudioPipeline?
         var endpoint: PusherEndpoint?
         var recording: LocalRecording?
+        var replay: ReplayBuffer?
     }
 
     typealias Notify = @Sendable (@escaping @Sendable (any LivePusherObserver) -> Void) -> Void
@@ -173,6 +174,7 @@ final class StatisticsTick: Sendable {
         figures.audioGapMs = audioPipeline?.gapMs ?? 0
         figures.keyframesForced = pipeline.keyframeRequests.forcedCount
         figures.recordingBytes = parts.recording?.bytesWritten ?? 0
+        figures.replayBufferBytes = Int64(parts.replay?.bytesHeld ?? 0)
         // The network's figures: the destination with the longest round trip, its variation beside it.
         if let slowest = outputs.filter({ $0.roundTripMs != nil }).max(by: { $0.roundTripMs! < $1.roundTripMs! }) {
             figures.delayMs = PushOutputFigures.wholeMs(slowest.roundTripMs!)

@@ -39,6 +39,14 @@ public final class PacketBuffer: @unchecked Sendable, Equatable {
         if count > 0 { destination.copyMemory(from: storage, byteCount: count) }
     }
 
+    /// A copy in a buffer of its own, exactly this size and outside any pool: for a holder that keeps
+    /// packets for long (the replay buffer), so the pool's buffers go back to it at once.
+    public func copied() -> PacketBuffer {
+        let copy = PacketBuffer(capacity: count)
+        withUnsafeBytes { copy.assign($0) }
+        return copy
+    }
+
     /// A copy of the bytes as an array (tests, one-off uses; the hot paths read in place).
     public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 

@@ -48,6 +48,10 @@ let usage = """
       e2e record tracks=1 cpu_pct=<n> video=640x360
       record tracks extra_cpu_pct=<n>
 
+    replay: what a replay buffer costs (issue 34): `livepush screen` at 1080p30, 4500 kbps, for --seconds
+    (default 30) + 8 s with `--replay-buffer SECONDS` and without; the pusher's RSS difference, the buffer's bytes:
+      e2e replay 1080p30 seconds=<n> rss_mib=<n> buffer_mib=<n> pusher_rss_mib=<n> base_rss_mib=<n>
+
     soak (inside tools/testenv run): one `livepush screen` push through helper kills, hangs,
     protocol garbage and nginx restarts, then Ctrl-C (make soak):
       fault <kind> n=<count> survived=<count> max_gap_ms=<n> rss_growth_pct=<n> fd_growth=<n>
@@ -137,6 +141,8 @@ case "record":
     RecordBenchmark.main(Array(arguments.dropFirst()))
 case "record-tracks":  // RecordTracksBenchmark.swift (issue 34)
     RecordTracksBenchmark.main(Array(arguments.dropFirst()))
+case "replay":  // ReplayBenchmark.swift (issue 34)
+    ReplayBenchmark.main(Array(arguments.dropFirst()))
 case "record-size":  // RecordScaleBenchmark.swift (issue 22: 4K)
     RecordScaleBenchmark.main(Array(arguments.dropFirst()))
 case "push":  // push benchmark (issue 6)

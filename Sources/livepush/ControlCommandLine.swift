@@ -84,6 +84,9 @@ enum ControlCommandLine {
         case .record(.start(let path, let split)):
             command = .record(.start(path: absolute(path), split: split))
             words = [command.verb] + command.arguments
+        case .replay(.save(let path?)):
+            command = .replay(.save(path: absolute(path)))
+            words = [command.verb] + command.arguments
         case .bgm(.start(let path, let loop)):
             command = .bgm(.start(path: absolute(path), loop: loop))
             words = [command.verb] + command.arguments

@@ -56,15 +56,18 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
     /// What each destination carried, read once the push stopped.
     private var pushTotals: [PushTotals] = []
     private var summaryToStderr = false
+    /// The replay buffer asked for (`--replay-buffer`), if any.
+    private let replay: ReplayChoice?
     /// The helper this run started and supervises, if any.
     private var supervisor: HelperSupervisor?
 
     init(config: LivePushConfig, output: String?, overwrite: Bool = false, split: RecordingSplit? = nil,
          pushURLs: [String], group: String,
          audio: AudioChoice, quiet: Bool,
-         durationSeconds: Double?, watch: WatchOptions = WatchOptions())
+         durationSeconds: Double?, watch: WatchOptions = WatchOptions(), replay: ReplayChoice? = nil)
     {
         self.watch = watch
+        self.replay = replay
         var config = config
         // A recording starts at the target bitrate: the initial one is for probing a network. Alone,
         // always; beside a push (the same encode), unless the user chose an initial bitrate: auto
@@ -90,6 +93,7 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
             try watching.openEvents()
             pusher = try LivePusher(config: config, observer: watching.hub)
             audio.sound.applyVolumes(to: pusher)
+            if let replay { pusher.enableReplayBuffer(seconds: replay.seconds, directory: replay.directory) }
             try pusher.startScreenCapture(group: group, audio: audio.hasAudio)
         } catch {
             Terminal.printError("livepush: \(error)")
@@ -423,6 +427,14 @@ final class RecordingSession: LivePusherObserver, @unchecked Sendable {
         }
         note("recording: \(previousPath) complete (\(Self.clock(durationMs)), \(Self.size(sizeBytes))); "
             + "going on in \(nextPath)")
+    }
+
+    func onReplaySaved(code: Int32, path: String, durationMs: Int) {
+        if code == 0 {
+            note(String(format: "replay saved: %@ (%.1f s)", path, Double(durationMs) / 1000))
+        } else {
+            note("warning: the replay could not be written to '\(path)' (\(code))", level: .warning)
+        }
     }
 
     func onLocalRecordComplete(code: Int32, storagePath: String) {

@@ -124,7 +124,8 @@ enum ScreenCommand {
         if command != "record" { sections.append(OptionSection("Capture options", captureOptions + [helperOption])) }
         if command != "screen" { sections.append(OptionSection("Group", [groupOption])) }
         sections.append(OptionSection("Audio options", audioOptions))
-        sections.append(OptionSection("Recording", (command == "push" ? [recordOption] : []) + [overwriteOption, recordSplitOption]))
+        sections.append(OptionSection("Recording", (command == "push" ? [recordOption] : []) + [overwriteOption, recordSplitOption]
+            + ReplayChoice.specs))
         sections.append(OptionSection("Encoding options", ConfigOptions.specs))
         sections.append(OptionSection("Steer and watch (docs/control.md, docs/events.md)", WatchOptions.specs))
         return CommandSpec(name: command, summary: summary, synopsis: [synopsis], description: description,
@@ -146,6 +147,7 @@ enum ScreenCommand {
 
     static func main(_ command: String, _ arguments: [String]) -> Never {
         let specs = runOptions + ConfigOptions.specs + audioOptions + WatchOptions.specs + [overwriteOption, recordSplitOption]
+            + ReplayChoice.specs
             + (command == "record" ? [groupOption] : captureOptions + [helperOption])
             + (command == "push" ? [recordOption, groupOption] : [])
         var parsed: ParsedArguments
@@ -253,6 +255,7 @@ enum ScreenCommand {
             Terminal.printError("livepush \(command): \(problem)")
             Terminal.exit(.usage)
         }
+        var replay: ReplayChoice?
         do {
             // Where it goes, what the run reads and writes (files, the mic), before anything starts
             // (after --print-config, which shows a configuration as it is).
@@ -270,6 +273,7 @@ enum ScreenCommand {
                                                  reason: "nothing is recorded: give --record FILE too")
             }
             try StartChecks.inputs(config: config, audio: audio, helper: parsed.value("helper"))
+            replay = try ReplayChoice.parse(parsed)
         } catch {
             Terminal.printError("livepush \(command): \(origin.attributed(error))\n"
                 + "Run 'livepush \(command) --help' for usage.")
@@ -278,7 +282,7 @@ enum ScreenCommand {
         let session = RecordingSession(config: config, output: output, overwrite: parsed.has("overwrite"), split: recordSplit,
                                        pushURLs: pushURLs,
                                        group: group, audio: audio, quiet: parsed.has("quiet"), durationSeconds: parsed.value("duration").flatMap(Double.init),
-                                       watch: watch)
+                                       watch: watch, replay: replay)
         Terminal.exit(session.run(startHelper: parsed.value("group") == nil, helperArguments: helperArguments,
                                   helperExecutable: parsed.value("helper")))
     }

@@ -33,6 +33,24 @@ struct ControlCommandTests {
         #expect(try ControlCommand.parse(["bgm", "start", "/m/song.mp3", "loop"]).arguments == ["start", "/m/song.mp3", "loop"])
     }
 
+    /// `replay save [FILE]` (issue 34): with a file of a recording's extension, or none (the run names it).
+    @Test func replaySaveTakesAFileOrNone() throws {
+        #expect(try ControlCommand.parse(["replay", "save"]) == .replay(.save(path: nil)))
+        #expect(try ControlCommand.parse(["replay", "save", "/v/clip.mp4"]) == .replay(.save(path: "/v/clip.mp4")))
+        #expect(try ControlCommand.parse(["replay", "save", "/v/clip.mkv"]).arguments == ["save", "/v/clip.mkv"])
+        #expect(throws: ControlError.missingValue(command: "replay", expected: "save [FILE]")) { try ControlCommand.parse(["replay"]) }
+        #expect(throws: ControlError.invalidValue(command: "replay", value: "clip.txt",
+                                                   reason: "the file name must end in .mkv, .mp4 or .flv")) {
+            try ControlCommand.parse(["replay", "save", "clip.txt"])
+        }
+        #expect(throws: ControlError.invalidValue(command: "replay", value: "load", reason: "use: replay save [FILE]")) {
+            try ControlCommand.parse(["replay", "load"])
+        }
+        #expect(throws: ControlError.invalidValue(command: "replay", value: "b.mkv", reason: "use: replay save [FILE]")) {
+            try ControlCommand.parse(["replay", "save", "a.mkv", "b.mkv"])
+        }
+    }
+
     @Test func badMusicCommandsSayWhatIsWrong() {
         #expect(throws: ControlError.missingValue(command: "bgm", expected: "start, stop, pause, resume or volume")) {
             try ControlCommand.parse(["bgm"])

@@ -45,7 +45,7 @@ extension SharedScreen {
             let broadcast = try LiveBroadcast(livepush: livepush, [
                 "screen", try TestEnvironment.recordURL(key: key), recording, "--display", try TestEnvironment.display(),
                 "--region", "0,0,320,240", "--resolution", "320x240", "--mic", try TestEnvironment.microphone(),
-                "--quiet", "--duration", "90",
+                "--replay-buffer", "5", "--replay-dir", directory, "--quiet", "--duration", "90",
             ])
             #expect(try broadcast.waitUntilPublishing())
             let stream = try ProcessRunner.start(livepush, ["ctl", broadcast.name, "events"])
@@ -75,6 +75,7 @@ extension SharedScreen {
                 ["record", "split"],
                 ["restart"], ["mirror", "push", "on"], ["denoise", "low"], ["agc", "on"], ["voice-activity", "on"],
                 ["ear-monitor", "off"], ["preview", "close"], ["log-level", "info"], ["bgm", "loop", "on"],
+                ["replay", "save"],
             ]
             var answers: [String: [String: Any]] = [:]
             for words in commands {
@@ -117,6 +118,9 @@ extension SharedScreen {
             #expect(volumes.filter { ($0["seq"] as? Int ?? 0) > unmutedSince + 2 }.contains {
                 $0["muted"] as? Bool == false && ($0["volume"] as? Int ?? 0) > 0
             }, "the tone's level again once unmuted")
+
+            // The replay saved (its replaySaved event is in what the schema accepted above).
+            #expect(events.contains { $0["type"] as? String == "replaySaved" && $0["code"] as? Int == 0 }, "no replaySaved")
 
             // recordProgress once a second: as many as the recording had seconds.
             let progress = events.filter { $0["type"] as? String == "recordProgress" }

@@ -93,6 +93,7 @@ function describe(event) {
     case 'session': return 'session ' + event.event + (event.name ? ' (' + event.name + ')' : '');
     case 'recordBegin': case 'recordComplete': return event.type + ' ' + event.code + ' ' + event.path;
     case 'recordSplit': return 'recordSplit ' + event.previousPath + ' complete; now ' + event.path;
+    case 'replaySaved': return 'replay saved ' + event.code + ' ' + event.path + ' (' + (event.durationMs / 1000).toFixed(1) + ' s)';
     default: return event.type;
   }
 }
@@ -128,6 +129,7 @@ async function refreshStatus() {
     if (status.placeholder && status.placeholder !== 'paused') words.push(status.placeholder);
     if (status.recordingPath) words.push(status.recordingPaused ? 'recording paused' : 'recording');
     document.getElementById('recording-controls').hidden = !status.recordingPath;
+    document.getElementById('replay-save').hidden = !status.replayBufferSeconds;
     if (status.muted) words.push('muted'); else if (status.mutedSources.length) words.push('muted: ' + status.mutedSources.join(', '));
     words.push(status.currentVideoBitrateKbps + ' kbps (target ' + status.targetVideoBitrateKbps + ')');
     state.textContent = words.join(' · ');
@@ -233,6 +235,8 @@ async function start() {
   document.getElementById('record-resume').onclick = () => send('record', ['resume']);
   document.getElementById('record-split').onclick = () => send('record', ['split']);
   document.getElementById('record-stop').onclick = () => send('record', ['stop']);
+  // No file name: the run names it (the page may not choose where a file goes).
+  document.getElementById('replay-save').onclick = () => send('replay', ['save']);
   wireSettings();
   document.getElementById('bitrate').onclick = () => send('bitrate', [document.getElementById('bitrate-value').value]);
   const history = await (await fetch('api/history', withToken)).json();
