@@ -170,7 +170,7 @@ enum BroadcastFile {
 enum EffectiveConfiguration {
     static func json(config: LivePushConfig, destinations: [String], recordingPath: String?,
                      helperArguments: [String], audio: AudioChoice, watch: WatchOptions,
-                     recordSplit: RecordingSplit? = nil) -> String
+                     recordSplit: RecordingSplit? = nil, replayBufferSeconds: Int? = nil, replayDirectory: String? = nil) -> String
     {
         var object = optionKeys(sound: audio.sound, watch: watch)
         if let data = try? JSONEncoder().encode(config),
@@ -180,6 +180,8 @@ enum EffectiveConfiguration {
         object["destinations"] = destinations.map(redacted)
         if let recordingPath { object["recordingPath"] = recordingPath }
         if let recordSplit { object["recordSplit"] = recordSplit.description }
+        if let replayBufferSeconds { object["replayBuffer"] = replayBufferSeconds }
+        if let replayDirectory { object["replayDir"] = replayDirectory }
         var capture: [String: Any] = [:]
         var index = 0
         while index < helperArguments.count {

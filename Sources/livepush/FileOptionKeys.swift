@@ -38,11 +38,14 @@ struct FileOptionKey: Equatable {
         FileOptionKey(key: "previewGeometry", option: "preview-geometry", kind: .text),
         FileOptionKey(key: "logLevel", option: "log-level", kind: .text),
         FileOptionKey(key: "recordSplit", option: "record-split", kind: .text),
+        FileOptionKey(key: "replayBuffer", option: "replay-buffer", kind: .wholeNumber),
+        FileOptionKey(key: "replayDir", option: "replay-dir", kind: .text),
     ]
 
     /// What the key takes, for a value of the wrong type: "a whole number (--mic-volume PERCENT)".
     var expected: String {
-        let valueName = (ScreenCommand.audioOptions + WatchOptions.specs + [ScreenCommand.recordSplitOption]).first { $0.name == option }?.valueName
+        let valueName = (ScreenCommand.audioOptions + WatchOptions.specs + [ScreenCommand.recordSplitOption] + ReplayChoice.specs)
+            .first { $0.name == option }?.valueName
         let typed = "--\(option)" + (valueName.map { " \($0)" } ?? "")
         switch kind {
         case .flag: return "true or false (--\(option))"

@@ -18,8 +18,9 @@ struct ReplayChoice: Equatable {
                    + "else the current directory)."),
     ]
 
-    /// The choice the options make (nil without --replay-buffer), checked before anything starts.
-    static func parse(_ parsed: ParsedArguments) throws(ArgumentError) -> ReplayChoice? {
+    /// The choice the options make (nil without --replay-buffer), checked before anything starts;
+    /// the directory too unless `checkingDirectory` is false (the values alone, for --print-config).
+    static func parse(_ parsed: ParsedArguments, checkingDirectory: Bool = true) throws(ArgumentError) -> ReplayChoice? {
         guard let text = parsed.value("replay-buffer") else {
             if let directory = parsed.value("replay-dir") {
                 throw .invalidValue(option: "replay-dir", value: directory,
@@ -33,6 +34,7 @@ struct ReplayChoice: Equatable {
                                 reason: "give whole seconds, \(range.lowerBound) to \(range.upperBound)")
         }
         guard let directory = parsed.value("replay-dir") else { return ReplayChoice(seconds: seconds) }
+        guard checkingDirectory else { return ReplayChoice(seconds: seconds, directory: directory) }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw .invalidValue(option: "replay-dir", value: directory, reason: "no such directory; create it first")

@@ -209,6 +209,7 @@ enum ScreenCommand {
                 throw ArgumentError.invalidValue(option: "duration", value: text, reason: "use a number of seconds above 0")
             }
             recordSplit = try parsed.value("record-split").map(ScreenCommand.recordSplit)
+            _ = try ReplayChoice.parse(parsed, checkingDirectory: false)  // the values; the directory at the start checks
         } catch {
             Terminal.printError("livepush \(command): \(origin.attributed(error))\n"
                 + "Run 'livepush \(command) --help' for usage.")
@@ -248,7 +249,9 @@ enum ScreenCommand {
         if parsed.has("print-config") {
             print(EffectiveConfiguration.json(config: config, destinations: pushURLs, recordingPath: output,
                                               helperArguments: helperOnGroup ? [] : helperArguments,
-                                              audio: audio, watch: watch, recordSplit: recordSplit))
+                                              audio: audio, watch: watch, recordSplit: recordSplit,
+                                              replayBufferSeconds: parsed.value("replay-buffer").flatMap { Int($0) },
+                                              replayDirectory: parsed.value("replay-dir")))
             Terminal.exit(.success)
         }
         if let problem = CameraOptions.cameraProblem(parsed, file: fromFile) {

@@ -13,7 +13,8 @@ extension SharedScreen {
         static let everyKey = """
             {"micVolume": 30, "desktopVolume": 250, "bgm": "/tmp/livepush-song.mp3,loop", "bgmVolume": 40,
              "denoise": "medium", "agc": true, "voiceActivity": true, "earMonitor": "default", "preview": true,
-             "previewMode": "crop", "previewMirror": true, "previewGeometry": "640x360+10+20", "logLevel": "warning"}
+             "previewMode": "crop", "previewMirror": true, "previewGeometry": "640x360+10+20", "logLevel": "warning",
+             "replayBuffer": 12, "replayDir": "/tmp"}
             """
 
         private func configFile(_ json: String) throws -> String {
@@ -46,6 +47,7 @@ extension SharedScreen {
                 && printed["previewMode"] as? String == "crop" && printed["previewGeometry"] as? String == "640x360+10+20",
                 "\(printed)")
             #expect(printed["logLevel"] as? String == "warning", "\(printed)")
+            #expect(printed["replayBuffer"] as? Int == 12 && printed["replayDir"] as? String == "/tmp", "\(printed)")
 
             let saved = try configFile(first.text)
             defer { try? FileManager.default.removeItem(atPath: saved) }
@@ -92,6 +94,7 @@ extension SharedScreen {
             (#"{"logLevel": "verbose"}"#, "key 'logLevel' (--log-level verbose): use quiet, error, warning, info or debug"),
             (#"{"previewMode": "fill"}"#, "key 'previewMode' (--preview-mode fill): it needs --preview as well"),
             (#"{"previewGeometry": "big", "preview": true}"#, "key 'previewGeometry' (--preview-geometry big): use WIDTHxHEIGHT"),
+            (#"{"replayBuffer": 0}"#, "key 'replayBuffer' (--replay-buffer 0): give whole seconds, 1 to 600"),
             (#"{"micVolum": 50}"#, "unknown key 'micVolum' (did you mean 'micVolume'?); the keys are: resolution,"),
         ])
         func aWrongValueInTheFileNamesItsKey(json: String, message: String) throws {
