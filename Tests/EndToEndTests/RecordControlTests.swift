@@ -126,52 +126,49 @@ extension SharedScreen {
             #expect(try MediaProbe.decodeErrors(next).isEmpty)
         }
 
+        /// Runs `livepush` with the words `arguments(FILE)` gives (FILE: the recording) for 6 s on a
+        /// scrolling screen of `size`; the recording's video bitrate in its first 2 s and in 3-5 s.
+        private func recordedKbps(_ arguments: (String) throws -> [String], size: String) throws -> (first: Int, later: Int) {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("rectarget")).path + ".mkv"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let (painter, _) = try X11Painter.start(["--geometry", size + "+0+0", "scroll"])
+            defer { painter.closeInput(); _ = painter.finish() }
+            let (width, height) = (size.split(separator: "x")[0], size.split(separator: "x")[1])
+            let broadcast = try LiveBroadcast(livepush: livepush, try arguments(file) + [
+                "--display", try TestEnvironment.display(), "--region", "0,0,\(width),\(height)", "--no-mic", "--quiet",
+                "--duration", "6",
+            ])
+            let deadline = Date().addingTimeInterval(60)
+            while broadcast.command.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+            let result = broadcast.command.finish(timedOut: broadcast.command.isRunning)
+            #expect(result.exitCode == 0, "\(result)")
+            let video = try ReceivedStream.packets(file, stream: "v:0")
+            return (ReceivedStream.kbps(video, from: 0, to: 2), ReceivedStream.kbps(video, from: 3, to: 5))
+        }
+
         /// A recording with no destination runs at its target bitrate from the first picture: the
         /// initial bitrate (300 kbps here) is for probing a network, and auto bitrate used to climb
         /// from it for about 11 s though nothing is congested on a disk. Content that needs more
         /// than the target (scrolling text), so the rate is the encoder's, not the picture's.
         @Test func aRecordingAloneRunsAtItsTargetBitrateFromTheFirstSecond() throws {
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("rectarget")).path + ".mkv"
-            defer { try? FileManager.default.removeItem(atPath: file) }
-            let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "scroll"])
-            defer { painter.closeInput(); _ = painter.finish() }
-            let broadcast = try LiveBroadcast(livepush: livepush, [
-                "screen", file, "--display", try TestEnvironment.display(), "--region", "0,0,320,240",
-                "--resolution", "320x240", "--quality", "custom", "--bitrate", "1200", "--min-bitrate", "200",
-                "--initial-bitrate", "300", "--no-mic", "--quiet", "--duration", "6",
-            ])
-            let deadline = Date().addingTimeInterval(60)
-            while broadcast.command.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-            let result = broadcast.command.finish(timedOut: broadcast.command.isRunning)
-            #expect(result.exitCode == 0, "\(result)")
-            let video = try ReceivedStream.packets(file, stream: "v:0")
-            let firstKbps = ReceivedStream.kbps(video, from: 0, to: 2), laterKbps = ReceivedStream.kbps(video, from: 3, to: 5)
-            print("recording alone, target 1200 kbps, initial 300: \(firstKbps) kbps in its first 2 s, \(laterKbps) kbps in 3-5 s")
-            #expect(firstKbps >= 900, "the first 2 s at \(firstKbps) kbps (target 1200)")
-            #expect(laterKbps >= 900, "3-5 s at \(laterKbps) kbps (target 1200)")
+            let kbps = try recordedKbps({ file in
+                ["screen", file, "--resolution", "320x240", "--quality", "custom", "--bitrate", "1200", "--min-bitrate", "200",
+                 "--initial-bitrate", "300"]
+            }, size: "320x240")
+            print("recording alone, target 1200 kbps, initial 300: \(kbps.first) kbps in its first 2 s, \(kbps.later) kbps in 3-5 s")
+            #expect(kbps.first >= 900, "the first 2 s at \(kbps.first) kbps (target 1200)")
+            #expect(kbps.later >= 900, "3-5 s at \(kbps.later) kbps (target 1200)")
         }
 
         /// Beside a push (the same encode), the recording starts at the target too when no initial
         /// bitrate was chosen: resolution-first at 360p is 1000 kbps, its initial 600.
         @Test func aRecordingBesideAPushRunsAtItsTargetBitrateFromTheFirstSecond() throws {
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("pushtarget")).path + ".mkv"
-            defer { try? FileManager.default.removeItem(atPath: file) }
-            let (painter, _) = try X11Painter.start(["--geometry", "640x360+0+0", "scroll"])
-            defer { painter.closeInput(); _ = painter.finish() }
-            let broadcast = try LiveBroadcast(livepush: livepush, [
-                "push", try TestEnvironment.recordURL(key: UniqueName.make("pushtarget")), "--record", file,
-                "--display", try TestEnvironment.display(), "--region", "0,0,640,360", "--resolution", "360p",
-                "--no-mic", "--quiet", "--duration", "6",
-            ])
-            let deadline = Date().addingTimeInterval(60)
-            while broadcast.command.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-            let result = broadcast.command.finish(timedOut: broadcast.command.isRunning)
-            #expect(result.exitCode == 0, "\(result)")
-            let video = try ReceivedStream.packets(file, stream: "v:0")
-            let firstKbps = ReceivedStream.kbps(video, from: 0, to: 2), laterKbps = ReceivedStream.kbps(video, from: 3, to: 5)
-            print("recording beside a push, 360p target 1000 kbps, initial 600: \(firstKbps) kbps in its first 2 s, "
-                  + "\(laterKbps) kbps in 3-5 s")
-            #expect(firstKbps >= 800, "the first 2 s at \(firstKbps) kbps (target 1000)")
+            let kbps = try recordedKbps({ file in
+                ["push", try TestEnvironment.recordURL(key: UniqueName.make("pushtarget")), "--record", file, "--resolution", "360p"]
+            }, size: "640x360")
+            print("recording beside a push, 360p target 1000 kbps, initial 600: \(kbps.first) kbps in its first 2 s, "
+                  + "\(kbps.later) kbps in 3-5 s")
+            #expect(kbps.first >= 800, "the first 2 s at \(kbps.first) kbps (target 1000)")
         }
     }
 }
