@@ -324,7 +324,7 @@ import Testing
             + "targetVideoBitrateKbps, minVideoBitrateKbps, initialVideoBitrateKbps, encoder, audioSampleRateHz, "
             + "audioChannels, audioBitrateKbps, scaleMode, connectRetryIntervalMs, connectRetryCount, connectRetryForMs, autoBitrate, "
             + "pauseImagePath, networkPoorImagePath, networkPoorAfterMs, caFile, urlFile, watermarks, pushMirror, enableAutoResolution, "
-            + "preset, profile, tune, encoderThreads, recordingQuality")
+            + "preset, profile, tune, encoderThreads, recordingQuality, recordTracks")
     }
 
     @Test func jsonWatermarksAndMirrorRoundTripAndABadPositionIsRefusedNamingIt() throws {
