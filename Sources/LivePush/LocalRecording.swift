@@ -67,6 +67,22 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
     /// The live encoder should make a keyframe soon (a split is due and the recording takes live packets).
     var onKeyframeNeeded: (@Sendable () -> Void)?
 
+    /// Why a new file cannot be written at `path`, as the reference SDK's code (-2 extension, -7
+    /// exists, -8 no permission), or nil. With `overwrite`, a regular file there is removed first
+    /// (anything else there is still "exists"). The replay buffer's saves check their files so too.
+    static func pathProblem(_ path: String, overwrite: Bool) -> Int32? {
+        guard RecordingContainer(path: path) != nil else { return LocalRecordingCode.unsupportedExtension }
+        var existing = stat()
+        if lstat(path, &existing) == 0 {
+            guard overwrite, existing.st_mode & S_IFMT == S_IFREG, unlink(path) == 0 else { return LocalRecordingCode.fileExists }
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        guard FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) else {
+            return LocalRecordingCode.noPermission
+        }
+        return nil
+    }
+
     /// Checks `path` as the reference SDK does; returns the file, or the reference's error code.
     /// With `overwrite`, a regular file at `path` is removed first (anything else there is still "exists").
     /// With `split`, the files are numbered from 1 (`RecordingSplit.numberedPath`) and `path` is only their pattern.
@@ -76,17 +92,7 @@ final class LocalRecording: EncodedMediaSink, PictureSink, @unchecked Sendable {
                      split: RecordingSplit? = nil, sourceTrackTitles: [String] = []) -> Result<LocalRecording, Int32Error>
     {
         let path = split == nil ? givenPath : RecordingSplit.numberedPath(givenPath, number: 1)
-        guard RecordingContainer(path: path) != nil else { return .failure(Int32Error(LocalRecordingCode.unsupportedExtension)) }
-        var existing = stat()
-        if lstat(path, &existing) == 0 {
-            guard overwrite, existing.st_mode & S_IFMT == S_IFREG, unlink(path) == 0 else {
-                return .failure(Int32Error(LocalRecordingCode.fileExists))
-            }
-        }
-        let directory = (path as NSString).deletingLastPathComponent
-        if !FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) {
-            return .failure(Int32Error(LocalRecordingCode.noPermission))
-        }
+        if let problem = pathProblem(path, overwrite: overwrite) { return .failure(Int32Error(problem)) }
         let ownEncoder: RecordingEncoder?
         do {
             ownEncoder = try quality.map { quality throws(MediaError) in

@@ -239,12 +239,8 @@ final class ReplayBuffer: EncodedMediaSink, @unchecked Sendable {
     /// Why a replay may not be written to `path` (a `ReplayCode`), or nil. Nothing that exists is
     /// replaced: a replay is always a new file.
     static func pathProblem(_ path: String) -> Int32? {
-        guard RecordingContainer(path: path) != nil else { return ReplayCode.unsupportedExtension }
-        var existing = stat()
-        if lstat(path, &existing) == 0 { return ReplayCode.fileExists }
-        let directory = (path as NSString).deletingLastPathComponent
-        guard FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) else { return ReplayCode.noPermission }
-        return nil
+        // A recording's checks (ReplayCode's -2, -7 and -8 are LocalRecordingCode's), never overwriting.
+        LocalRecording.pathProblem(path, overwrite: false)
     }
 
     /// Writes `snapshot` to `path`: the first picture at 0, the sound at its place beside the
