@@ -10,7 +10,7 @@ import TestSupport
 /// (`SampleHandoff`), PipeWire had no free buffer to fill while the loop was held, and each
 /// stall lost its samples: the timeline jumped forward after every one.
 @Suite(.enabled(if: TestEnvironment.isEnabled(.pipewire), "needs the test PipeWire daemon (make test)"),
-       .timeLimit(.minutes(5)))
+       .timeLimit(.minutes(10)))
 struct LateLoopTests {
     @Test func aLoopHeld200msEveryHalfSecondLosesNoSamples() throws {
         var settings = AudioCaptureSettings()

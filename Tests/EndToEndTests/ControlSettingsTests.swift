@@ -57,7 +57,7 @@ extension SharedScreen {
             return pixels[index] > 200 ? true : pixels[index] < 60 ? false : nil
         }
 
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func theMirrorsFromCtlAreIndependentAndReachNginxAndThePreview() throws {
             let hog = try CPUHog(count: 1)
             defer { hog.stop() }
@@ -145,7 +145,7 @@ extension SharedScreen {
 
         /// The dashboard's settings in headless Chromium at 1366 x 768 (a common laptop): each one
         /// used as a person would changes the broadcast (its status, and the mirror at nginx).
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func theDashboardsSettingsSteerTheBroadcastAtALaptopsWidth() throws {
             let key = UniqueName.make("dashsettings")
             let (painter, _) = try X11Painter.start(["--geometry", "320x240+0+0", "bars"])
@@ -179,7 +179,7 @@ extension SharedScreen {
                     "\(pictures.count) pictures after the restart, \(pictures.filter { $0.left > $0.right }.count) not mirrored")
         }
 
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func restartAndAReconnectAfterGivingUpBringTheStreamBack() throws {
             let nginx = try PrivateNginx()
             defer { nginx.stop() }
@@ -234,7 +234,7 @@ extension SharedScreen {
             #expect(audioGapS <= 0.25, "a hole of \(audioGapS) s in the recording's sound across the give-up")
         }
 
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func aSnapshotSeriesAndEverySettingShowInFilesStatusAndEvents() throws {
             let hog = try CPUHog(count: 1)
             defer { hog.stop() }

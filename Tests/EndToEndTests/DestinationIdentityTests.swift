@@ -37,7 +37,7 @@ extension SharedScreen {
             }
         }
 
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func twoKeysOnOneServerAreToldApartByLabelAndFingerprintAndDelayIsTheKernelsRoundTrip() throws {
             let studioKey = UniqueName.make("idstudio"), plainKey = UniqueName.make("idplain")
             let backupKey = UniqueName.make("idbackup")
@@ -129,7 +129,7 @@ extension SharedScreen {
             for key in [studioKey, plainKey, backupKey] { #expect(!html.contains(key)) }
         }
 
-        @Test(.timeLimit(.minutes(3)))
+        @Test(.timeLimit(.minutes(10)))
         func theLabelFormIsTheSameInAURLFileTheEnvironmentAndAConfigFile() throws {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("labels")).path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -32,7 +32,7 @@ extension SharedScreen {
             return try #require(answer["result"] as? [String: Any], "\(answer)")
         }
 
-        @Test(.timeLimit(.minutes(8)))
+        @Test(.timeLimit(.minutes(10)))
         func aRunThatUsesEveryCommandWritesEventsTheSchemaAcceptsAndThatAgreeWithTheState() throws {
             let key = UniqueName.make("everykey"), addedKey = UniqueName.make("everyadd")
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UniqueName.make("every")).path
@@ -156,7 +156,7 @@ extension SharedScreen {
         /// `appCpu` is on `systemCpu`'s scale, percent of all cores: over the same seconds it matches
         /// the process's CPU time from /proc/PID/stat divided by the cores' time (the old figure, a
         /// share of one core, was the cores' count times larger).
-        @Test(.timeLimit(.minutes(3)))
+        @Test(.timeLimit(.minutes(10)))
         func appCpuIsAShareOfAllCoresAsSystemCpuIs() throws {
             let broadcast = try LiveBroadcast(livepush: livepush, [
                 "push", try TestEnvironment.recordURL(key: UniqueName.make("cpukey")), "--display", try TestEnvironment.display(),

@@ -26,7 +26,7 @@ extension SharedScreen {
             events.filter { $0["type"] as? String == "state" }.compactMap { $0["state"] as? String }
         }
 
-        @Test(.timeLimit(.minutes(5)))
+        @Test(.timeLimit(.minutes(10)))
         func aSixtySecondOutageOfTheServerIsOutlastedAndTheRecordingHasNoGap() throws {
             let nginx = try PrivateNginx()
             defer { nginx.stop() }

@@ -33,3 +33,27 @@ import TestSupport
         }
     }
 }
+
+/// Every time limit in the tests is at least 10 minutes (docs/testing.md): Swift Testing counts a
+/// limit from when the test is started, and in a full run on 2 cores a test can wait minutes for one of
+/// the pool's two threads; three 5-minute limits failed CI runs that way with no hang behind them.
+@Suite struct TimeLimitTests {
+    @Test func everyTimeLimitIsTenMinutesOrMore() throws {
+        let pattern = try Regex(#"\.timeLimit\(\.(minutes|seconds)\((\d+)\)\)"#)
+        let tests = Repository.path("Tests")
+        let files = try #require(FileManager.default.enumerator(atPath: tests)?.compactMap { $0 as? String })
+        var limits: [(file: String, minutes: Double)] = []
+        for file in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOfFile: tests + "/" + file, encoding: .utf8)
+            for match in text.matches(of: pattern) {
+                let digits = try #require(match.output[2].substring)
+                let value = try #require(Double(String(digits)))
+                limits.append((file, match.output[1].substring == "minutes" ? value : value / 60))
+            }
+        }
+        #expect(limits.count >= 100, "time limits found: \(limits.count)")
+        for limit in limits {
+            #expect(limit.minutes >= 10, "\(limit.file) has a time limit of \(limit.minutes) minutes")
+        }
+    }
+}

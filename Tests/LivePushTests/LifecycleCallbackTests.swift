@@ -42,7 +42,7 @@ struct LifecycleCallbackTests {
         return config
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.timeLimit(.minutes(10)))
     func theStateFollowsAPushThroughAnOutageItsRecoveryAndAGiveUp() throws {
         let nginx = try PrivateNginx()
         defer { nginx.stop() }

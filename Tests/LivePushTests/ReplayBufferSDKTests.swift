@@ -6,7 +6,7 @@ import TestSupport
 
 /// The replay buffer from Swift (issue 34): `enableReplayBuffer`, `saveReplay`, `onReplaySaved`, with
 /// pictures the test sends itself (`sendVideoFrame`), so that the marker's time is the test's own.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct ReplayBufferSDKTests {
     final class Saves: LivePusherObserver, @unchecked Sendable {
         let lock = NSLock()
